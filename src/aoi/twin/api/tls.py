@@ -1,0 +1,47 @@
+"""A self-signed certificate for 127.0.0.1, made at start (bearer tokens only travel over TLS)."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import ipaddress
+import ssl
+import tempfile
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+@functools.lru_cache(maxsize=1)
+def certificate() -> tuple[bytes, bytes]:
+    """Return (certificate PEM, key PEM) for 127.0.0.1 and localhost, made once per process."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aoi-twin")])
+    start = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(start).not_valid_after(start + datetime.timedelta(days=3650 * 3))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+            .sign(key, hashes.SHA256()))
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+@functools.lru_cache(maxsize=1)
+def server_context() -> ssl.SSLContext:
+    """Return a TLS server context holding the certificate (HTTP/1.1 only: WebSocket needs it)."""
+    cert, key = certificate()
+    folder = Path(tempfile.mkdtemp(prefix="aoi-tls-"))
+    (folder / "tls.crt").write_bytes(cert)
+    (folder / "tls.key").write_bytes(key)
+    (folder / "tls.key").chmod(0o600)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(folder / "tls.crt", folder / "tls.key")
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx

@@ -1,0 +1,69 @@
+"""The app catalog: load an app folder (manifests + behaviour data) and deploy it the way a cluster would."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from aoi.twin import operations
+from aoi.twin.errors import ApiError
+
+APPS_DIR = Path(__file__).parent / "apps"
+APP_FOLDERS = {"hotel-reservation": "hotel_reservation", "social-network": "social_network",
+               "astronomy-shop": "astronomy_shop", "platform": "platform"}
+APP_NAMES = ("hotel-reservation", "social-network", "astronomy-shop")
+
+
+@dataclass
+class App:
+    """One deployable application: its manifests and the data its simulated programs need."""
+
+    name: str
+    namespace: str | None
+    service_label: str | None
+    programs: list[dict]
+    components: dict[str, dict]
+    logs: dict[str, dict]
+    documents: list[dict] = field(default_factory=list)
+
+    def program_for(self, image: str, command: list[str] | None, args: list[str] | None) -> str | None:
+        """Return the program a container runs (first matching image pattern), or None."""
+        first = (command or args or [""])[0]
+        for entry in self.programs:
+            if fnmatch.fnmatchcase(image, entry["image"]):
+                return entry["program"].replace("{command}", posixpath.basename(first))
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def load_app(name: str) -> App:
+    """Load an app by its CLI name (hotel-reservation, social-network, astronomy-shop, platform)."""
+    if name not in APP_FOLDERS:
+        raise ValueError(f"unknown app {name!r}; choose from {', '.join(APP_NAMES)}")
+    folder = APPS_DIR / APP_FOLDERS[name]
+    data = yaml.safe_load((folder / "app.yaml").read_text())
+    docs = []
+    for path in sorted((folder / "manifests").glob("*.yaml")):
+        docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return App(data["name"], data.get("namespace"), data.get("service_label"), data.get("programs") or [],
+               data.get("components") or {}, data.get("logs") or {}, docs)
+
+
+def deploy(twin, app: App) -> None:
+    """Create every object of the app in manifest order (like `kubectl create -f`), then settle."""
+    import copy
+
+    for doc in app.documents:
+        res = twin.catalog.for_object(doc)
+        if res is None:
+            raise ValueError(f"{app.name}: manifest kind {doc.get('apiVersion')}/{doc.get('kind')} is not served")
+        try:
+            operations.create(twin, res, doc["metadata"].get("namespace", ""), copy.deepcopy(doc))
+        except ApiError as exc:
+            if exc.reason != "AlreadyExists" or res.kind != "Namespace":
+                raise

@@ -1,0 +1,145 @@
+"""The Twin: one simulated cluster (store, controllers, timers, clock) behind one lock."""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Callable
+
+from aoi.twin.clock import SimClock
+from aoi.twin.events import EventRecorder
+from aoi.twin.ids import Ids
+from aoi.twin.resources import CATALOG, Resource
+from aoi.twin.store import Store
+from aoi.twin.usage import UsageModel
+
+if TYPE_CHECKING:
+    from aoi.twin.api.authz import User
+    from aoi.twin.controllers.base import Controller, Key
+
+MAX_RECONCILES = 200_000  # a safety net against controllers that never converge
+
+
+class Twin:
+    """A deterministic simulated Kubernetes cluster.
+
+    All state changes happen under `lock`. Controllers run when something changes (`settle`) and when simulated
+    time passes (`advance`); nothing here reads the wall clock.
+    """
+
+    def __init__(self, seed: int = 0, clock: SimClock | None = None, runtime=None):
+        self.seed = seed
+        self.lock = threading.RLock()
+        self.clock = clock or SimClock()
+        self.ids = Ids(seed)
+        self.store = Store(self.clock, self.ids, self.lock)
+        self.recorder = EventRecorder(self)
+        self.catalog = CATALOG
+        self.runtime = runtime
+        self.usage = UsageModel()
+        self.extensions: dict[str, object] = {}  # named add-ons (behaviour model, chaos, ...)
+        self.tokens: dict[str, "User"] = {}  # bearer token -> identity
+        self.credentials: dict[str, str] = {}  # role (admin, probe, executor) -> bearer token
+        # Time: "wall" when a ticker follows real time (aoi twin up); "manual" in episodes, where only callers
+        # advance the clock and a waiting watch may pull time forward up to sim_deadline.
+        self.clock_mode = "manual"
+        self.sim_deadline: float | None = None
+        self.stalled = False
+        self._timers: list[tuple[float, int, str, object]] = []
+        self._timer_seq = 0
+        self._queue: OrderedDict[tuple[str, object], None] = OrderedDict()
+        self._settling = False
+        self.controllers: dict[str, "Controller"] = {}
+        self._interest: dict[Resource, list["Controller"]] = {}
+        self.store.listeners.append(self._on_change)
+
+    # --- resources and objects ---
+    def resource(self, name: str) -> Resource:
+        """Return a resource by plural, 'plural.group' or kind, e.g. 'pods', 'deployments.apps', 'Deployment'."""
+        for res in self.catalog.resources:
+            if name in (res.plural, res.key, res.kind) and res.group != "metrics.k8s.io":
+                return res
+        raise KeyError(f"unknown resource {name!r}")
+
+    def get(self, resource: str, namespace: str, name: str) -> dict | None:
+        """Return a stored object (do not modify it without update())."""
+        return self.store.get(self.resource(resource), namespace, name)
+
+    def list(self, resource: str, namespace: str | None = None, match: Callable[[dict], bool] | None = None):
+        """Return stored objects of a resource, sorted by namespace and name."""
+        return self.store.list(self.resource(resource), namespace, match)
+
+    def update(self, resource: str, obj: dict) -> dict:
+        """Save a changed object (controllers' writes: no admission)."""
+        return self.store.update(self.resource(resource), obj)
+
+    def record(self, obj: dict, type_: str, reason: str, message: str, component: str, host: str | None = None,
+               field_path: str | None = None) -> dict:
+        """Record a Kubernetes Event about obj."""
+        return self.recorder.record(obj, type_, reason, message, component, host, field_path)
+
+    # --- controllers ---
+    def add_controller(self, controller: "Controller") -> None:
+        """Register a controller and the resources it watches."""
+        self.controllers[controller.name] = controller
+        for name in controller.watches:
+            self._interest.setdefault(self.resource(name), []).append(controller)
+
+    def _on_change(self, kind: str, res: Resource, obj: dict) -> None:
+        """Enqueue the keys interested controllers derive from a change."""
+        for controller in self._interest.get(res, ()):
+            for key in controller.keys_for(self, kind, res, obj):
+                self.enqueue(controller.name, key)
+
+    def enqueue(self, controller: str, key: "Key") -> None:
+        """Ask a controller to reconcile key at the next settle."""
+        self._queue[(controller, key)] = None
+
+    def settle(self) -> int:
+        """Run controllers until nothing is left to reconcile; return how many reconciles ran."""
+        if self._settling:
+            return 0
+        self._settling = True
+        runs = 0
+        try:
+            while self._queue:
+                (name, key), _ = self._queue.popitem(last=False)
+                self.controllers[name].reconcile(self, key)
+                runs += 1
+                if runs > MAX_RECONCILES:
+                    raise RuntimeError(f"controllers did not converge; last was {name} on {key}")
+        finally:
+            self._settling = False
+        return runs
+
+    # --- time ---
+    def schedule(self, delay: float, controller: str, key: object) -> None:
+        """Reconcile key with controller after `delay` simulated seconds."""
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (self.clock.now() + max(delay, 0.0), self._timer_seq, controller, key))
+
+    def next_timer(self) -> float | None:
+        """Return the time of the earliest pending timer."""
+        return self._timers[0][0] if self._timers else None
+
+    def advance_to(self, t: float, stop: Callable[[], bool] | None = None) -> None:
+        """Run every timer due up to t in order, settling after each; then set the clock to t.
+
+        With `stop`, return early (clock at the last timer run) as soon as stop() is true.
+        """
+        with self.lock:
+            self.settle()
+            while self._timers and self._timers[0][0] <= t:
+                at, _, name, key = heapq.heappop(self._timers)
+                self.clock.advance_to(at)
+                self.enqueue(name, key)
+                self.settle()
+                if stop is not None and stop():
+                    return
+            self.clock.advance_to(t)
+            self.settle()
+
+    def advance(self, seconds: float) -> None:
+        """Let `seconds` of simulated time pass."""
+        self.advance_to(self.clock.now() + seconds)

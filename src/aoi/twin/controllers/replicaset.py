@@ -1,0 +1,85 @@
+"""ReplicaSet controller: keep spec.replicas pods alive, report counts."""
+
+from __future__ import annotations
+
+import copy
+
+from aoi.twin import operations
+from aoi.twin.controllers.base import Controller, controller_ref, owned_by, owner_keys
+from aoi.twin.podstatus import is_ready, pod_rank
+
+
+def active_pods(twin, owner: dict) -> list[dict]:
+    """Return the owner's pods that are neither terminating nor finished."""
+    ns = owner["metadata"]["namespace"]
+    return [p for p in twin.list("pods", ns) if owned_by(p, owner) and not p["metadata"].get("deletionTimestamp")
+            and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+
+
+def new_pod(twin, owner: dict, name: str, extra_labels: dict | None = None) -> dict:
+    """Build a pod from the owner's template (not yet stored)."""
+    tmpl = copy.deepcopy(owner["spec"]["template"])
+    meta = tmpl.get("metadata") or {}
+    labels = dict(meta.get("labels") or {})
+    labels.update(extra_labels or {})
+    pod_meta = {"name": name, "namespace": owner["metadata"]["namespace"], "labels": labels,
+                "ownerReferences": [controller_ref(owner)]}
+    if meta.get("annotations"):
+        pod_meta["annotations"] = dict(meta["annotations"])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": tmpl.get("spec") or {}}
+
+
+def create_owned_pod(twin, owner: dict, name: str, component: str, extra_labels: dict | None = None) -> dict:
+    """Create one pod for a workload and record the SuccessfulCreate event."""
+    pod = new_pod(twin, owner, name, extra_labels)
+    stored = operations.create(twin, twin.resource("pods"), pod["metadata"]["namespace"], pod)
+    twin.record(owner, "Normal", "SuccessfulCreate", f"Created pod: {name}", component)
+    return stored
+
+
+def delete_owned_pod(twin, owner: dict, pod: dict, component: str) -> None:
+    """Delete one pod of a workload and record the SuccessfulDelete event."""
+    operations.delete(twin, twin.resource("pods"), pod["metadata"]["namespace"], pod["metadata"]["name"])
+    twin.record(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}", component)
+
+
+def set_status(twin, resource: str, obj: dict, status: dict, keep: tuple[str, ...] = ()) -> None:
+    """Write status only when it changed; zero counts are omitted (omitempty) except the `keep` fields."""
+    status = {k: v for k, v in status.items() if k in keep or v not in (0, None, [])}
+    if obj.get("status") != status:
+        obj["status"] = status
+        twin.update(resource, obj)
+
+
+class ReplicaSetController(Controller):
+    """Create and delete pods to match spec.replicas."""
+
+    name = "replicaset"
+    watches = ("replicasets", "pods")
+
+    def keys_for(self, twin, kind, res, obj):
+        if res.kind == "Pod":
+            return owner_keys(obj, "ReplicaSet")
+        return super().keys_for(twin, kind, res, obj)
+
+    def reconcile(self, twin, key):
+        rs = twin.get("replicasets", *key)
+        if rs is None or rs["metadata"].get("deletionTimestamp"):
+            return
+        pods = active_pods(twin, rs)
+        diff = rs["spec"].get("replicas", 1) - len(pods)
+        for _ in range(max(diff, 0)):
+            create_owned_pod(twin, rs, f"{rs['metadata']['name']}-{twin.ids.suffix()}", "replicaset-controller")
+        if diff < 0:
+            for pod in sorted(pods, key=pod_rank)[:-diff]:
+                delete_owned_pod(twin, rs, pod, "replicaset-controller")
+            pods = active_pods(twin, rs)
+        self._status(twin, rs, pods)
+
+    def _status(self, twin, rs, pods):
+        ready = sum(1 for p in pods if is_ready(p))
+        labels = rs["spec"].get("template", {}).get("metadata", {}).get("labels") or {}
+        full = sum(1 for p in pods if all(p["metadata"].get("labels", {}).get(k) == v for k, v in labels.items()))
+        set_status(twin, "replicasets", rs, {
+            "replicas": len(pods), "fullyLabeledReplicas": full, "readyReplicas": ready,
+            "availableReplicas": ready, "observedGeneration": rs["metadata"].get("generation", 1)}, keep=("replicas",))

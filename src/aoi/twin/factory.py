@@ -1,0 +1,57 @@
+"""Assemble a twin: controllers, the kind bootstrap, the platform and the requested apps, settled in time."""
+
+from __future__ import annotations
+
+from aoi.twin.api.authz import ADMIN, service_account_user
+from aoi.twin.appruntime import CatalogRuntime
+from aoi.twin.bootstrap import NodeLeases, bootstrap, install_identities
+from aoi.twin.catalog import APP_NAMES, deploy, load_app
+from aoi.twin.clock import SimClock
+from aoi.twin.cluster import Twin
+from aoi.twin.controllers.deployment import DeploymentController
+from aoi.twin.controllers.endpoints import EndpointsController
+from aoi.twin.controllers.kubelet import Kubelet
+from aoi.twin.controllers.lifecycle import GarbageCollector, NamespaceController
+from aoi.twin.controllers.replicaset import ReplicaSetController
+from aoi.twin.controllers.scheduler import Scheduler
+from aoi.rbac import IDENTITY_NAMESPACE
+
+WARMUP_SECONDS = 300.0  # the apps have been up for five minutes when an episode starts
+
+
+def default_controllers() -> list:
+    """Return one instance of every controller, in a fixed order."""
+    return [NamespaceController(), DeploymentController(), ReplicaSetController(), Scheduler(), Kubelet(),
+            EndpointsController(), GarbageCollector(), NodeLeases()]
+
+
+def _credentials(twin: Twin) -> None:
+    """Issue the admin, probe and executor bearer tokens."""
+    for role, user in (("admin", ADMIN), ("probe", service_account_user(IDENTITY_NAMESPACE, "probe")),
+                       ("executor", service_account_user(IDENTITY_NAMESPACE, "executor"))):
+        token = twin.ids.token()
+        twin.tokens[token] = user
+        twin.credentials[role] = token
+
+
+def build_twin(apps: tuple[str, ...] | list[str] = APP_NAMES, seed: int = 0, clock: SimClock | None = None,
+               warmup: float = WARMUP_SECONDS) -> Twin:
+    """Build a twin running the given apps, settled for `warmup` simulated seconds.
+
+    Example:
+        >>> twin = build_twin(["hotel-reservation"], seed=1)
+        >>> len(twin.list("deployments", "test-hotel-reservation"))
+        19
+    """
+    loaded = [load_app("platform")] + [load_app(name) for name in apps]
+    twin = Twin(seed, clock, CatalogRuntime(loaded))
+    for controller in default_controllers():
+        twin.add_controller(controller)
+    with twin.lock:
+        _credentials(twin)
+        bootstrap(twin)
+        for app in loaded:
+            deploy(twin, app)
+        install_identities(twin, [app.namespace for app in loaded if app.namespace])
+        twin.advance(warmup)
+    return twin

@@ -1,0 +1,71 @@
+"""Serve a twin over HTTPS: the server, the kubeconfigs for each role, and the wall-clock ticker."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+from aoi.twin.api import tls
+from aoi.twin.api.server import TwinServer
+from aoi.twin.cluster import Twin
+
+ROLES = ("admin", "probe", "executor")
+TICK_SECONDS = 0.2
+
+
+def kubeconfig(url: str, role: str, token: str, namespace: str = "default") -> dict:
+    """Return a kubeconfig for one role, carrying the twin's CA so TLS is verified."""
+    ca = base64.b64encode(tls.certificate()[0]).decode()
+    return {"apiVersion": "v1", "kind": "Config", "preferences": {},
+            "clusters": [{"name": "aoi-twin", "cluster": {"server": url, "certificate-authority-data": ca}}],
+            "users": [{"name": f"aoi-{role}", "user": {"token": token}}],
+            "contexts": [{"name": f"aoi-twin-{role}",
+                          "context": {"cluster": "aoi-twin", "user": f"aoi-{role}", "namespace": namespace}}],
+            "current-context": f"aoi-twin-{role}"}
+
+
+def write_kubeconfigs(twin: Twin, url: str, folder: Path) -> dict[str, Path]:
+    """Write admin.yaml, probe.yaml and executor.yaml into folder; return role -> path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for role in ROLES:
+        path = folder / f"{role}.yaml"
+        path.write_text(yaml.safe_dump(kubeconfig(url, role, twin.credentials[role]), sort_keys=False))
+        path.chmod(0o600)
+        paths[role] = path
+    return paths
+
+
+class Ticker:
+    """Follow the wall clock: advance the twin's simulated time in small steps (interactive use only)."""
+
+    def __init__(self, twin: Twin):
+        self.twin = twin
+        self._stop = threading.Event()
+        self._origin = (time.monotonic(), twin.clock.now())
+        self._thread = threading.Thread(target=self._run, name="twin-ticker", daemon=True)
+
+    def start(self) -> "Ticker":
+        """Switch the twin to wall time and start ticking."""
+        self.twin.clock_mode = "wall"
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(TICK_SECONDS):
+            wall0, sim0 = self._origin
+            self.twin.advance_to(sim0 + time.monotonic() - wall0)
+
+    def stop(self) -> None:
+        """Stop ticking."""
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+
+def serve(twin: Twin, port: int = 0) -> TwinServer:
+    """Start the HTTPS API server for a twin in a background thread."""
+    return TwinServer(twin, tls.server_context(), port).start()
