@@ -251,7 +251,9 @@ def test_secrets_decode():
 @pytest.mark.parametrize("app", APPS)
 def test_app_yaml_shape(app):
     meta, _ = CATALOG[app]
-    assert set(meta) == {"name", "namespace", "service_label", "programs", "components", "logs"}
+    required = {"name", "namespace", "service_label", "programs", "components", "logs"}
+    behaviour = {"tracing", "operations", "workloads", "errors", "flags"}
+    assert required <= set(meta) <= required | behaviour
     assert meta["name"] == app.replace("_", "-")
     assert meta["namespace"] == APP_NAMESPACES.get(app)
     for entry in meta["programs"]:

@@ -6,6 +6,7 @@ import base64
 import re
 
 from aoi.twin.errors import ApiError, invalid
+from aoi.twin.quantity import canonical_map
 from aoi.twin.resources import Resource
 
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -21,7 +22,10 @@ def default_container(c: dict) -> None:
     c.setdefault("imagePullPolicy", "Always" if latest and "@" not in image else "IfNotPresent")
     c.setdefault("terminationMessagePath", "/dev/termination-log")
     c.setdefault("terminationMessagePolicy", "File")
-    c.setdefault("resources", {})
+    resources = c.setdefault("resources", {})
+    for key in ("requests", "limits"):
+        if key in resources:
+            resources[key] = canonical_map(resources[key])
     for port in c.get("ports") or []:
         port.setdefault("protocol", "TCP")
 
@@ -42,9 +46,9 @@ def default_pod_spec(spec: dict) -> None:
 
 
 def _template(obj: dict) -> None:
-    """Default a workload's pod template."""
+    """Default a workload's pod template (its zero creationTimestamp serializes as null, as in Go)."""
     tmpl = obj.setdefault("spec", {}).setdefault("template", {})
-    tmpl.setdefault("metadata", {})
+    tmpl.setdefault("metadata", {}).setdefault("creationTimestamp", None)
     default_pod_spec(tmpl.setdefault("spec", {}))
 
 
@@ -87,9 +91,7 @@ def _job(obj: dict) -> None:
     for key, value in (("backoffLimit", 6), ("completions", 1), ("parallelism", 1),
                        ("completionMode", "NonIndexed"), ("suspend", False), ("podReplacementPolicy", "TerminatingOrFailed")):
         spec.setdefault(key, value)
-    tmpl = spec.setdefault("template", {})
-    tmpl.setdefault("metadata", {})
-    default_pod_spec(tmpl.setdefault("spec", {}))
+    _template(obj)
 
 
 def _cronjob(obj: dict) -> None:
@@ -98,11 +100,17 @@ def _cronjob(obj: dict) -> None:
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
-    _job(spec.setdefault("jobTemplate", {}))
+    job = spec.setdefault("jobTemplate", {})
+    job.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    _job(job)
 
 
 def _pod(obj: dict) -> None:
     default_pod_spec(obj.setdefault("spec", {}))
+    for c in (obj["spec"].get("initContainers") or []) + (obj["spec"].get("containers") or []):
+        limits = (c.get("resources") or {}).get("limits") or {}
+        if limits:  # a limit without a request requests the limit (SetDefaults_Pod)
+            c["resources"]["requests"] = {**limits, **(c["resources"].get("requests") or {})}
     obj["spec"].setdefault("serviceAccountName", "default")
     obj["spec"].setdefault("enableServiceLinks", True)
     obj["spec"].setdefault("priority", 0)
@@ -126,6 +134,7 @@ def _namespace(obj: dict) -> None:
 
 def _pv(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
+    spec["capacity"] = canonical_map(spec.get("capacity") or {})
     spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
     spec.setdefault("volumeMode", "Filesystem")
     obj.setdefault("status", {}).setdefault("phase", "Pending")
@@ -133,6 +142,10 @@ def _pv(obj: dict) -> None:
 
 def _pvc(obj: dict) -> None:
     obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+    resources = obj["spec"].get("resources") or {}
+    for key in ("requests", "limits"):
+        if key in resources:
+            resources[key] = canonical_map(resources[key])
     obj.setdefault("status", {}).setdefault("phase", "Pending")
 
 

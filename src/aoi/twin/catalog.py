@@ -30,6 +30,11 @@ class App:
     components: dict[str, dict]
     logs: dict[str, dict]
     documents: list[dict] = field(default_factory=list)
+    behaviour: dict = field(default_factory=dict)  # operations, workloads, errors, flags, tracing (the model's data)
+
+    def knows_image(self, image: str) -> bool:
+        """Tell whether some program entry matches the image."""
+        return any(fnmatch.fnmatchcase(image, entry["image"]) for entry in self.programs)
 
     def program_for(self, image: str, command: list[str] | None, args: list[str] | None) -> str | None:
         """Return the program a container runs (first matching image pattern), or None."""
@@ -50,8 +55,9 @@ def load_app(name: str) -> App:
     docs = []
     for path in sorted((folder / "manifests").glob("*.yaml")):
         docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    behaviour = {key: data[key] for key in ("operations", "workloads", "errors", "flags", "tracing") if key in data}
     return App(data["name"], data.get("namespace"), data.get("service_label"), data.get("programs") or [],
-               data.get("components") or {}, data.get("logs") or {}, docs)
+               data.get("components") or {}, data.get("logs") or {}, docs, behaviour)
 
 
 def deploy(twin, app: App) -> None:

@@ -23,6 +23,24 @@ class ApiError(Exception):
             body["details"] = self.details
         return body
 
+    def body(self) -> tuple[bytes, str]:
+        """Return the response body and its content type: the Status as JSON."""
+        import orjson
+
+        return orjson.dumps(self.status()), "application/json"
+
+
+class PlainError(ApiError):
+    """A failure answered with a plain-text body, as errors proxied from a kubelet are (not a Status)."""
+
+    def status(self) -> dict:
+        """Return the Status an in-process caller sees."""
+        return {**super().status(), "reason": self.reason}
+
+    def body(self) -> tuple[bytes, str]:
+        """Return the response body and its content type."""
+        return (self.message + "\n").encode(), "text/plain; charset=utf-8"
+
 
 def _details(res: Resource | None, name: str | None) -> dict:
     """Return Status details naming the object."""

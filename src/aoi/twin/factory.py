@@ -8,21 +8,28 @@ from aoi.twin.bootstrap import NodeLeases, bootstrap, install_identities
 from aoi.twin.catalog import APP_NAMES, deploy, load_app
 from aoi.twin.clock import SimClock
 from aoi.twin.cluster import Twin
+from aoi.twin.controllers.cronjob import CronJobController
+from aoi.twin.controllers.daemonset import DaemonSetController
 from aoi.twin.controllers.deployment import DeploymentController
 from aoi.twin.controllers.endpoints import EndpointsController
 from aoi.twin.controllers.kubelet import Kubelet
 from aoi.twin.controllers.lifecycle import GarbageCollector, NamespaceController
+from aoi.twin.controllers.job import JobController
 from aoi.twin.controllers.replicaset import ReplicaSetController
 from aoi.twin.controllers.scheduler import Scheduler
+from aoi.twin.controllers.statefulset import StatefulSetController
+from aoi.twin.controllers.volumes import PersistentVolumeController
 from aoi.rbac import IDENTITY_NAMESPACE
+from aoi.twin.behaviour import install as install_behaviour
 
 WARMUP_SECONDS = 300.0  # the apps have been up for five minutes when an episode starts
 
 
 def default_controllers() -> list:
     """Return one instance of every controller, in a fixed order."""
-    return [NamespaceController(), DeploymentController(), ReplicaSetController(), Scheduler(), Kubelet(),
-            EndpointsController(), GarbageCollector(), NodeLeases()]
+    return [NamespaceController(), DeploymentController(), ReplicaSetController(), StatefulSetController(),
+            DaemonSetController(), JobController(), CronJobController(), PersistentVolumeController(), Scheduler(),
+            Kubelet(), EndpointsController(), GarbageCollector(), NodeLeases()]
 
 
 def _credentials(twin: Twin) -> None:
@@ -47,6 +54,7 @@ def build_twin(apps: tuple[str, ...] | list[str] = APP_NAMES, seed: int = 0, clo
     twin = Twin(seed, clock, CatalogRuntime(loaded))
     for controller in default_controllers():
         twin.add_controller(controller)
+    install_behaviour(twin, loaded, seed)
     with twin.lock:
         _credentials(twin)
         bootstrap(twin)

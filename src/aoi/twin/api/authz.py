@@ -26,6 +26,12 @@ def service_account_user(namespace: str, name: str) -> User:
                 ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"))
 
 
+# system:basic-user, bound to system:authenticated on every cluster: anyone may ask what they may do.
+BASIC_USER_RULES = (
+    {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+     "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+    {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
+)
 ADMIN = User("kubernetes-admin", ("kubeadm:cluster-admins", "system:masters", "system:authenticated"))
 
 
@@ -62,7 +68,7 @@ def _rule_allows(rule: dict, verb: str, group: str, resource: str, name: str) ->
 
 def rules_for(twin, user: User, namespace: str) -> list[dict]:
     """Return every PolicyRule bound to the user cluster-wide or in the namespace."""
-    rules = []
+    rules = [dict(r) for r in BASIC_USER_RULES] if "system:authenticated" in user.groups else []
     for binding in twin.list("clusterrolebindings"):
         if any(_subject_matches(s, user) for s in binding.get("subjects") or []):
             role = twin.get("clusterroles", "", binding["roleRef"]["name"])

@@ -9,6 +9,7 @@ import yaml
 
 from aoi.twin import errors, operations
 from aoi.twin.api import authz
+from aoi.twin.api.presentation import clock_shift, present, present_all
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
 from aoi.twin.api.tables import render_table
@@ -94,8 +95,9 @@ def list_objects(twin, call: Call) -> Reply:
     objects = twin.store.list(res, call.route.namespace or None, matcher(call.route))
     if call.wants_table:
         return table_reply(twin, call, objects)
+    items = present_all(objects, res.kind, clock_shift(twin, call.headers))
     return ok({"kind": f"{res.kind}List", "apiVersion": res.api_version,
-               "metadata": {"resourceVersion": str(twin.store.rv)}, "items": objects})
+               "metadata": {"resourceVersion": str(twin.store.rv)}, "items": items})
 
 
 def get_object(twin, call: Call) -> Reply:
@@ -104,7 +106,9 @@ def get_object(twin, call: Call) -> Reply:
     obj = operations.get(twin, r.resource, r.namespace, r.name)
     if r.subresource == "scale":
         return ok(operations.scale_of(r.resource, obj))
-    return table_reply(twin, call, [obj]) if call.wants_table else ok(obj)
+    if call.wants_table:
+        return table_reply(twin, call, [obj])
+    return ok(present(obj, r.resource.kind, clock_shift(twin, call.headers), listed=False))
 
 
 def create_object(twin, call: Call) -> Reply:

@@ -79,10 +79,12 @@ def exec_preflight(twin, call: Call) -> tuple[dict, str, list[str]]:
     if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
         raise errors.bad_request(f"cannot exec into a container in a completed pod; current phase is "
                                  f"{pod['status']['phase']}")
+    if not pod["spec"].get("nodeName"):
+        raise errors.bad_request(f"pod {r.name} does not have a host assigned")
     run = twin.controllers["kubelet"].runs.get((r.namespace, r.name))
     state = run.containers.get(container) if run else None
-    if state is None or state.phase != "running":
-        raise errors.bad_request(f'unable to upgrade connection: container not found ("{container}")')
+    if state is None or state.phase != "running":  # the kubelet's answer, which the API server passes through
+        raise errors.PlainError(500, "InternalError", f'container not found ("{container}")')
     return pod, container, argv
 
 

@@ -104,7 +104,7 @@ class Handler(BaseHTTPRequestHandler):
             self.authorize(twin, call)
             self.answer(twin, call)
         except ApiError as exc:
-            self.send_reply(Reply(exc.code, orjson.dumps(exc.status())))
+            self.send_reply(Reply(exc.code, *exc.body()))
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True
 

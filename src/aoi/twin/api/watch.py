@@ -2,14 +2,43 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import orjson
 
 from aoi.twin.api.handlers import TABLE, JSON, Call, matcher
+from aoi.twin.api.presentation import clock_shift, present
 from aoi.twin.api.tables import render_table
 
 WAIT_SLICE = 0.25  # seconds between checks for a closed connection or a deadline
+DEFAULT_TIMEOUT = 1800.0
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?)(h|ms|us|µs|ns|m|s)")
+_UNITS = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def go_duration(text: str) -> float | None:
+    """Parse a Go duration such as `5s`, `1m30s` or `250ms` into seconds (None when malformed).
+
+    Example:
+        >>> go_duration("1m30s"), go_duration("250ms"), go_duration("soon")
+        (90.0, 0.25, None)
+    """
+    parts = _GO_DURATION.findall(text or "")
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
+def watch_timeout(route) -> float:
+    """Return how long a watch lasts: timeoutSeconds, else the client's request timeout (`--request-timeout`).
+
+    A real server ignores `timeout` on watches and the client hangs up when it passes; the twin ends the stream
+    itself, so in manual time the client's deadline counts on the twin's clock like every other wait.
+    """
+    if route.arg("timeoutSeconds"):
+        return float(route.arg("timeoutSeconds"))
+    return go_duration(route.arg("timeout")) or DEFAULT_TIMEOUT
 
 
 def _event(twin, call: Call, type_: str, obj: dict) -> bytes:
@@ -19,6 +48,8 @@ def _event(twin, call: Call, type_: str, obj: dict) -> bytes:
                              include_object=call.route.arg("includeObject", "Metadata"))
         table["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
         obj = table
+    else:
+        obj = present(obj, call.route.resource.kind, clock_shift(twin, call.headers), listed=True)
     return orjson.dumps({"type": type_, "object": obj}) + b"\n"
 
 
@@ -35,14 +66,14 @@ def _pending(twin, call: Call, rv: int, match) -> tuple[list[bytes], int]:
     return out, rv
 
 
-def _fast_forward(twin, call: Call, rv: int, match) -> None:
-    """In manual time, let simulated time run toward the next timer within the command's budget."""
-    deadline = twin.sim_deadline
+def _fast_forward(twin, call: Call, rv: int, match, sim_end: float) -> None:
+    """In manual time, let simulated time run toward the next change, within the command's budget."""
+    limit = min(twin.sim_deadline, sim_end) if twin.sim_deadline is not None else None
     nxt = twin.next_timer()
-    if deadline is None or nxt is None or nxt > deadline:
+    if limit is None or twin.clock.now() >= limit or (nxt is None and limit < sim_end):
         twin.stalled = True
         return
-    twin.advance_to(deadline, stop=lambda: bool(_pending(twin, call, rv, match)[0]))
+    twin.advance_to(limit, stop=lambda: bool(_pending(twin, call, rv, match)[0]))
 
 
 def serve_watch(handler, twin, call: Call) -> None:
@@ -50,7 +81,7 @@ def serve_watch(handler, twin, call: Call) -> None:
     route = call.route
     base = matcher(route)
     match = base if not route.name else (lambda o: base(o) and o["metadata"]["name"] == route.name)
-    timeout = float(route.arg("timeoutSeconds") or 1800)
+    timeout = watch_timeout(route)
     stop_at = time.monotonic() + timeout
     handler.start_stream(TABLE if call.wants_table else JSON)
     with twin.lock:
@@ -63,11 +94,14 @@ def serve_watch(handler, twin, call: Call) -> None:
             initial = []
     if initial and not handler.write_chunk(b"".join(initial)):
         return
+    sim_end = twin.clock.now() + timeout  # in manual time the request timeout runs on the twin's clock
     while time.monotonic() < stop_at:
         with twin.lock:
             lines, rv = _pending(twin, call, rv, match)
             if not lines and twin.clock_mode == "manual":
-                _fast_forward(twin, call, rv, match)
+                if twin.clock.now() >= sim_end:
+                    break
+                _fast_forward(twin, call, rv, match, sim_end)
                 lines, rv = _pending(twin, call, rv, match)
             if not lines:
                 twin.store.changed.wait(WAIT_SLICE)

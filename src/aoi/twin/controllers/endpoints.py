@@ -47,7 +47,13 @@ def _ports_for(svc: dict, pod: dict) -> tuple:
 
 
 def _port_dicts(ports: tuple) -> list[dict]:
+    """Return Endpoints ports (an unnamed port has no name key)."""
     return [{**({"name": n} if n else {}), "port": p, "protocol": proto} for n, p, proto in ports]
+
+
+def _slice_ports(ports: tuple) -> list[dict]:
+    """Return EndpointSlice ports: name is a pointer there, always set ("" when unnamed); kubectl relies on it."""
+    return [{"name": n, "port": p, "protocol": proto} for n, p, proto in ports]
 
 
 def endpoint_subsets(svc: dict, pods: list[dict]) -> list[dict]:
@@ -135,7 +141,7 @@ class EndpointsController(Controller):
                               "nodeName": pod["spec"].get("nodeName"), "targetRef": _target_ref(pod)})
         existing = next((s for s in twin.list("endpointslices", ns)
                          if s["metadata"].get("labels", {}).get(SERVICE_NAME) == name), None)
-        body = {"addressType": "IPv4", "endpoints": endpoints, "ports": _port_dicts(ports) if ports else None}
+        body = {"addressType": "IPv4", "endpoints": endpoints or None, "ports": _slice_ports(ports) if ports else None}
         if existing is None:
             labels = dict(svc["metadata"].get("labels") or {})
             labels.update({SERVICE_NAME: name, MANAGED_BY: "endpointslice-controller.k8s.io"})

@@ -164,8 +164,8 @@ class Kubelet(Controller):
         if twin.runtime.image_exists(image):
             took = pull_seconds(image, image in self.images[pod["spec"]["nodeName"]])
             self.images[pod["spec"]["nodeName"]].add(image)
-            self._event(twin, pod, c, "Normal", "Pulled", f'Successfully pulled image "{image}" in {took:.3f}s '
-                        f"({took:.3f}s including waiting). Image size: {image_size(image)} bytes.")
+            self._event(twin, pod, c, "Normal", "Pulled", f'Successfully pulled image "{image}" in {go_ms(took)} '
+                        f"({go_ms(took)} including waiting). Image size: {image_size(image)} bytes.")
             c.pull_backoff = 0.0
             self._start(twin, pod, run, c, spec, now)
             return
@@ -312,6 +312,23 @@ def pull_seconds(image: str, cached: bool) -> float:
     """Return a stable pull duration: short for a cached layer check, longer for a full pull."""
     base = fnv32a(image.encode()) % 1000 / 1000
     return round(0.2 + base * 0.3, 3) if cached else round(1.0 + base * 3.0, 3)
+
+
+def go_ms(seconds: float) -> str:
+    """Format seconds as Go prints a Duration truncated to milliseconds.
+
+    Example:
+        >>> go_ms(0.277), go_ms(1.771), go_ms(63.5), go_ms(0)
+        ('277ms', '1.771s', '1m3.5s', '0s')
+    """
+    ms = int(round(seconds * 1000))
+    if ms == 0:
+        return "0s"
+    if ms < 1000:
+        return f"{ms}ms"
+    minutes, ms = divmod(ms, 60000)
+    text = f"{ms // 1000}.{ms % 1000:03d}".rstrip("0").rstrip(".") + "s"
+    return f"{minutes}m{text}" if minutes else text
 
 
 def normalize_ref(image: str) -> str:

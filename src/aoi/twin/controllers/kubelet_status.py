@@ -13,7 +13,8 @@ def qos_class(pod: dict) -> str:
     if not any(r.get("requests") or r.get("limits") for r in res):
         return "BestEffort"
     for r in res:
-        limits, requests = r.get("limits") or {}, r.get("requests") or limits
+        limits = r.get("limits") or {}
+        requests = r.get("requests") or limits
         if not all(k in limits and requests.get(k) == limits[k] for k in ("cpu", "memory")):
             return "Burstable"
     return "Guaranteed"

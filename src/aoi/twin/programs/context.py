@@ -8,7 +8,8 @@ import posixpath
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from aoi.twin.programs.kubelet import SA_DIR, build_env, build_files, container_spec
+from aoi.twin.programs.kubelet import SA_DIR, abs_path, build_files, container_spec
+from aoi.twin.programs.kubelet_env import build_env
 
 __all__ = ["ExecContext", "ExecResult", "Program", "build_env", "build_files"]
 
@@ -64,6 +65,7 @@ class ExecContext:
     cwd: str = "/"
     binaries: frozenset[str] | None = None  # executables the image has; None: every registered program
     node: dict | None = None  # the Node the pod runs on, for uname and nproc, when known
+    steps: list[int] = field(default_factory=lambda: [0])  # commands run so far, shared by the exec's nested shells
 
     def __post_init__(self):
         if not self.hostname:
@@ -76,8 +78,7 @@ class ExecContext:
 
     def path(self, name: str) -> str:
         """Return `name` as a normalised absolute path, relative names taken from cwd."""
-        full = posixpath.normpath(posixpath.join(self.cwd, name))
-        return "/" + full.lstrip("/")
+        return abs_path(posixpath.join(self.cwd, name))
 
     def is_file(self, name: str) -> bool:
         """Return whether `name` is a regular file (or /dev/null)."""
@@ -171,7 +172,7 @@ class ExecContext:
         for m in container_spec(self.pod, self.container).get("volumeMounts") or []:
             volume = volumes.get(m.get("name"), {})
             if m.get("readOnly") or any(k in volume for k in _READ_ONLY_VOLUMES):
-                out.append(posixpath.normpath("/" + m.get("mountPath", "/")))
+                out.append(abs_path(m.get("mountPath", "/")))
         return tuple(out)
 
     def program(self, name: str) -> Program | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from aoi.twin.programs.shell_syntax import NAME, scan_dollar, scan_dquote, scan_quote
+from aoi.twin.programs.shell_lexer import NAME, scan_dollar, scan_dquote, scan_quote
 
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[?#@*$!0-])(:?[-=+?]|##?|%%?)?(.*)", re.S)
 _GLOB = re.compile(r"[*?[]")
@@ -67,6 +67,11 @@ class Expander:
         """Expand a word to one string (assignments, redirection targets, case words)."""
         return "".join(t for chunks in self.fields(word, split=False) for t, _ in chunks)
 
+    def pattern(self, word: str) -> str:
+        """Expand a word into an fnmatch pattern: quoted parts match literally."""
+        chunks = [c for field in self.fields(word, split=False) for c in field]
+        return "".join(t if not q else _escape_glob(t) for t, q in chunks)
+
     def fields(self, word: str, split: bool) -> list[list[tuple[str, bool]]]:
         """Expand a word into fields of (text, quoted) chunks."""
         f, i = Fields(split), 0
@@ -80,10 +85,13 @@ class Expander:
                 self.dquote(word[i + 1:j - 1], f)
             elif c == "\\":
                 j = i + 2
-                f.add(word[i + 1:j], True)
+                f.add(word[i + 1:j].replace("\n", ""), True)  # backslash-newline joins lines
+            elif word.startswith("$@", i):
+                j = i + 2
+                self.at(f, False)
             elif c in "$`":
                 value, j = self.dollar(word, i)
-                f.add_expansion(value) if not (c == "$" and word[i + 1:i + 2] == "@") else self.at(f, False)
+                f.add_expansion(value)
             elif c == "~" and i == 0 and word[1:2] in ("", "/"):
                 j = i + 1
                 f.add(self.sh.get("HOME") or "/root", True)
@@ -141,6 +149,9 @@ class Expander:
         """Expand ${...}: ${#V}, ${V:-w}, ${V-w}, ${V:=w}, ${V:+w}, ${V:?w}, ${V#p}, ${V##p}, ${V%p}, ${V%%p}."""
         if expr.startswith("#") and len(expr) > 1:
             return str(len(self.sh.get(expr[1:]) or ""))
+        bash = self.bash_param(expr) if self.sh.bash else None
+        if bash is not None:
+            return bash
         m = _PARAM.fullmatch(expr)
         if not m or (m[3] and not m[2]):
             raise ExpansionError(f"${{{expr}}}: Bad substitution")
@@ -160,6 +171,19 @@ class Expander:
                 raise ExpansionError(f"{name}: {self.string(word) or 'parameter not set'}")
             return value
         return _trim(value or "", op, self.string(word)) if op else value or ""
+
+    def bash_param(self, expr: str) -> str | None:
+        """Expand bash's ${V/p/r}, ${V//p/r} and ${V:offset[:length]}; None for other forms."""
+        m = re.fullmatch(r"([A-Za-z_]\w*)(//?)([^/]*)(?:/(.*))?", expr, re.S)
+        if m:
+            pattern = fnmatch.translate(self.pattern(m[3])).removesuffix(r"\Z")
+            replacement = self.string(m[4] or "")
+            return re.sub(pattern, lambda _: replacement, self.sh.get(m[1]) or "", count=0 if m[2] == "//" else 1)
+        m = re.fullmatch(r"([A-Za-z_]\w*):(\d+|\s+-\d+)(?::(\d+))?", expr)
+        if m:
+            value, start = self.sh.get(m[1]) or "", int(m[2])
+            return value[start:][:int(m[3])] if m[3] else value[start:]
+        return None
 
     def arith(self, expr: str) -> str:
         """Evaluate $((...)) with integer arithmetic, as far as Python's operators agree with C's."""
@@ -181,23 +205,29 @@ class Expander:
         text = "".join(t for t, _ in chunks)
         if not any(not q and _GLOB.search(t) for t, q in chunks):
             return [text]
-        pattern = "".join(t if not q else re.sub(r"([*?[])", r"[\1]", t) for t, q in chunks)
+        pattern = "".join(t if not q else _escape_glob(t) for t, q in chunks)
+        found = ["/" if pattern.startswith("/") else ""]
+        for segment in (s for s in pattern.split("/") if s):
+            found = [_join(base, name) for base in found for name in self.matches(base, segment)]
+        hits = sorted(f for f in found if self.sh.ctx.exists(f))
+        return hits or [text]
+
+    def matches(self, base: str, segment: str) -> list[str]:
+        """Return the names in directory `base` matching one path segment (a literal segment as it is)."""
+        if not _GLOB.search(segment):
+            return [segment]
         ctx = self.sh.ctx
-        absolute = ctx.path(pattern) if not pattern.startswith("/") else pattern
-        parts = absolute.strip("/").split("/")
-        hits = [p for p in ctx.tree() if _match(p.strip("/").split("/"), parts)]
-        if not hits:
-            return [text]
-        if pattern.startswith("/"):
-            return hits
-        base = ctx.path(".").rstrip("/") + "/"
-        return [h[len(base):] if h.startswith(base) else h for h in hits]
+        names = ctx.list_dir(base or ".") if ctx.is_dir(base or ".") else []
+        hidden = segment.startswith(".")
+        return [n for n in names if fnmatch.fnmatchcase(n, segment) and (hidden or not n.startswith("."))]
 
 
-def _match(path: list[str], pattern: list[str]) -> bool:
-    if len(path) != len(pattern):
-        return False
-    return all(fnmatch.fnmatchcase(p, q) and (not p.startswith(".") or q.startswith(".")) for p, q in zip(path, pattern))
+def _join(base: str, name: str) -> str:
+    return name if not base else base + name if base.endswith("/") else f"{base}/{name}"
+
+
+def _escape_glob(text: str) -> str:
+    return re.sub(r"([*?[])", r"[\1]", text)
 
 
 def _int(value: str | None) -> int:

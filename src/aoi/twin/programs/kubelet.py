@@ -1,4 +1,4 @@
-"""What the kubelet puts into a container: mounted files and environment variables."""
+"""What the kubelet puts into a container's file system: volume mounts, service account and /etc files."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ OS_RELEASE = (b'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/L
 PASSWD = b"root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
 ROOT_DIRS = ("bin", "boot", "dev", "etc", "home", "lib", "media", "mnt", "opt", "proc", "root", "run", "sbin", "srv",
              "sys", "tmp", "usr/bin", "usr/lib", "usr/local/bin", "var/log", "var/tmp")
-_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 _SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
              "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 # Node allocatable stands in for unset limits, as the kubelet does.
@@ -41,6 +40,16 @@ def container_spec(pod: dict, name: str) -> dict:
             if c.get("name") == name:
                 return c
     return {}
+
+
+def abs_path(path: str) -> str:
+    """Return `path` normalised and absolute.
+
+    Example:
+        >>> abs_path("etc//config/../hosts")
+        '/etc/hosts'
+    """
+    return "/" + posixpath.normpath("/" + path).lstrip("/")
 
 
 def quantity(text) -> float:
@@ -111,7 +120,8 @@ def object_data(kind: str, obj: dict | None) -> dict[str, bytes]:
     return data | {k: _b64(v) for k, v in (obj.get("binaryData") or {}).items()}
 
 
-def _fetch(lookup: Lookup, kind: str, ns: str, name: str) -> dict[str, bytes]:
+def fetch(lookup: Lookup, kind: str, ns: str, name: str) -> dict[str, bytes]:
+    """Return a ConfigMap's or Secret's keys ({} if missing; kube-root-ca.crt falls back to a stand-in CA)."""
     data = object_data(kind, lookup(kind, ns, name))
     if not data and kind == "ConfigMap" and name == "kube-root-ca.crt":
         return {"ca.crt": FAKE_CA}
@@ -152,7 +162,7 @@ def _projected(sources: list, pod: dict, container: dict, lookup: Lookup) -> dic
     for src in sources or []:
         if "configMap" in src or "secret" in src:
             kind, ref = ("ConfigMap", src["configMap"]) if "configMap" in src else ("Secret", src["secret"])
-            out |= _keyed(_fetch(lookup, kind, ns, ref.get("name", "")), ref.get("items"))
+            out |= _keyed(fetch(lookup, kind, ns, ref.get("name", "")), ref.get("items"))
         elif "serviceAccountToken" in src:
             ref = src["serviceAccountToken"]
             out[ref.get("path", "token")] = sa_token(pod, ref.get("audience"), ref.get("expirationSeconds", 3607))
@@ -166,10 +176,10 @@ def volume_files(volume: dict, pod: dict, container: dict, lookup: Lookup) -> di
     ns = (pod.get("metadata") or {}).get("namespace", "default")
     if "configMap" in volume:
         ref = volume["configMap"]
-        return _keyed(_fetch(lookup, "ConfigMap", ns, ref.get("name", "")), ref.get("items"))
+        return _keyed(fetch(lookup, "ConfigMap", ns, ref.get("name", "")), ref.get("items"))
     if "secret" in volume:
         ref = volume["secret"]
-        return _keyed(_fetch(lookup, "Secret", ns, ref.get("secretName", "")), ref.get("items"))
+        return _keyed(fetch(lookup, "Secret", ns, ref.get("secretName", "")), ref.get("items"))
     if "projected" in volume:
         return _projected(volume["projected"].get("sources"), pod, container, lookup)
     if "downwardAPI" in volume:
@@ -178,7 +188,7 @@ def volume_files(volume: dict, pod: dict, container: dict, lookup: Lookup) -> di
 
 
 def _mount(files: dict[str, bytes], path: str, content: dict[str, bytes], sub_path: str = "") -> None:
-    path = posixpath.normpath("/" + path)
+    path = abs_path(path)
     if sub_path:
         if sub_path in content:
             files[path] = content[sub_path]
@@ -198,7 +208,8 @@ def _standard_files(pod: dict) -> dict[str, bytes]:
              "fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
     hosts += f"{status.get('podIP', '')}\t{name}\n" if status.get("podIP") else ""
     for alias in spec.get("hostAliases") or []:
-        hosts += f"\n# Entries added by HostAliases.\n{alias.get('ip')}\t" + "\t".join(alias.get("hostnames", [])) + "\n"
+        names = "\t".join(alias.get("hostnames", []))
+        hosts += f"\n# Entries added by HostAliases.\n{alias.get('ip')}\t{names}\n"
     resolv = f"search {ns}.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n"
     files = {f"/{d}/": b"" for d in ROOT_DIRS}
     files |= {"/etc/hostname": f"{name}\n".encode(), "/etc/hosts": hosts.encode(), "/etc/resolv.conf": resolv.encode(),
@@ -224,97 +235,8 @@ def build_files(pod: dict, container: str, lookup: Lookup) -> dict[str, bytes]:
     if spec.get("automountServiceAccountToken") is not False and all(m.get("mountPath") != SA_DIR for m in mounts):
         ns = (pod.get("metadata") or {}).get("namespace", "default")
         _mount(files, SA_DIR, {"token": sa_token(pod), "namespace": ns.encode(),
-                               "ca.crt": _fetch(lookup, "ConfigMap", ns, "kube-root-ca.crt").get("ca.crt", FAKE_CA)})
+                               "ca.crt": fetch(lookup, "ConfigMap", ns, "kube-root-ca.crt").get("ca.crt", FAKE_CA)})
     for m in mounts:
         content = volume_files(volumes.get(m.get("name"), {}), pod, c, lookup)
         _mount(files, m.get("mountPath", "/"), content, m.get("subPath", ""))
     return files
-
-
-def expand_refs(value: str, env: dict[str, str]) -> str:
-    """Expand $(VAR) references as the kubelet does: unknown ones stay, $$ escapes.
-
-    Example:
-        >>> expand_refs("$(HOST):$(PORT)/$$(X)", {"HOST": "db"})
-        'db:$(PORT)/$(X)'
-    """
-    def repl(m: re.Match) -> str:
-        return "$" if m[0] == "$$" else env.get(m[1], m[0])
-    return re.sub(r"\$\$|\$\(([A-Za-z_][-._A-Za-z0-9]*)\)", repl, value)
-
-
-def _service_vars(svc: dict) -> dict[str, str]:
-    name = (svc.get("metadata") or {}).get("name", "").upper().replace("-", "_")
-    spec = svc.get("spec") or {}
-    ip, ports = spec.get("clusterIP", ""), spec.get("ports") or []
-    out = {f"{name}_SERVICE_HOST": ip}
-    for i, p in enumerate(ports):
-        if i == 0:
-            out[f"{name}_SERVICE_PORT"] = str(p.get("port"))
-        if p.get("name"):
-            out[f"{name}_SERVICE_PORT_{p['name'].upper().replace('-', '_')}"] = str(p.get("port"))
-    for i, p in enumerate(ports):
-        proto, port = (p.get("protocol") or "TCP"), str(p.get("port"))
-        url, pre = f"{proto.lower()}://{ip}:{port}", f"{name}_PORT_{port}_{proto.upper()}"
-        if i == 0:
-            out[f"{name}_PORT"] = url
-        out |= {pre: url, f"{pre}_PROTO": proto.lower(), f"{pre}_PORT": port, f"{pre}_ADDR": ip}
-    return out
-
-
-def service_env(pod: dict, services: list[dict]) -> dict[str, str]:
-    """Return the docker-link variables for the pod's services (always those of default/kubernetes)."""
-    ns = (pod.get("metadata") or {}).get("namespace", "default")
-    links = (pod.get("spec") or {}).get("enableServiceLinks", True) is not False
-    master = {"metadata": {"name": "kubernetes", "namespace": "default"},
-              "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]}}
-    chosen = {}
-    for svc in services:
-        meta, ip = svc.get("metadata") or {}, (svc.get("spec") or {}).get("clusterIP")
-        if meta.get("namespace", "default") == "default" and meta.get("name") == "kubernetes":
-            master = svc
-        elif links and meta.get("namespace", "default") == ns and ip and ip != "None":
-            chosen[meta.get("name", "")] = svc
-    chosen["kubernetes"] = master
-    return {k: v for name in sorted(chosen) for k, v in _service_vars(chosen[name]).items()}
-
-
-def _env_value(var: dict, pod: dict, c: dict, lookup: Lookup, env: dict[str, str]) -> str | None:
-    if "value" in var or "valueFrom" not in var:
-        return expand_refs(str(var.get("value", "")), env)
-    src, ns = var["valueFrom"], (pod.get("metadata") or {}).get("namespace", "default")
-    if "fieldRef" in src:
-        return pod_field(pod, src["fieldRef"].get("fieldPath", ""))
-    if "resourceFieldRef" in src:
-        return resource_field(pod, c, src["resourceFieldRef"])
-    for kind, key in (("ConfigMap", "configMapKeyRef"), ("Secret", "secretKeyRef")):
-        if key in src:
-            value = _fetch(lookup, kind, ns, src[key].get("name", "")).get(src[key].get("key"))
-            return None if value is None else value.decode("utf-8", "replace")
-    return None
-
-
-def build_env(pod: dict, container: str, lookup: Lookup, services: list[dict]) -> dict[str, str]:
-    """Return the container's environment as the kubelet makes it (PATH, HOSTNAME, service links, env, HOME).
-
-    Example:
-        >>> pod = {"metadata": {"name": "web-0"}, "spec": {"containers": [{"name": "web", "env": [
-        ...     {"name": "A", "value": "1"}, {"name": "B", "value": "$(A)2"}]}]}}
-        >>> build_env(pod, "web", lambda kind, ns, name: None, [])["B"]
-        '12'
-    """
-    c, ns = container_spec(pod, container), (pod.get("metadata") or {}).get("namespace", "default")
-    env = {"PATH": DEFAULT_PATH, "HOSTNAME": (pod.get("spec") or {}).get("hostname")
-           or (pod.get("metadata") or {}).get("name", "")}
-    env |= service_env(pod, services)
-    for source in c.get("envFrom") or []:
-        kind, ref = ("ConfigMap", source["configMapRef"]) if "configMapRef" in source else ("Secret", source.get("secretRef") or {})
-        for key, value in _fetch(lookup, kind, ns, ref.get("name", "")).items():
-            if _ENV_NAME.fullmatch(source.get("prefix", "") + key):
-                env[source.get("prefix", "") + key] = value.decode("utf-8", "replace")
-    for var in c.get("env") or []:
-        value = _env_value(var, pod, c, lookup, env)
-        if value is not None:
-            env[var["name"]] = value
-    env.setdefault("HOME", "/root")
-    return env

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from aoi.twin.programs.coreutils import Usage, getopt, program, raw, read_inputs, result, split_lines, text
 from aoi.twin.programs.textutils import posix_regex
+from aoi.twin.programs.util import Usage, getopt, program, raw, read_inputs, result, split_lines, text
 
 
 @dataclass
@@ -23,7 +23,7 @@ def _regex(pattern: str, extended: bool, flags: int = 0) -> re.Pattern:
     try:
         return re.compile(posix_regex(pattern, extended), flags)
     except re.error:
-        raise Usage(f"-e expression #1, char 0: unterminated address regex", hint=False) from None
+        raise Usage("-e expression #1, char 0: unterminated address regex", hint=False) from None
 
 
 def _split(script: str, i: int, delim: str, count: int) -> tuple[list[str], int]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from aoi.twin.programs.coreutils import echo_output
-from aoi.twin.programs.shell_syntax import NAME
-from aoi.twin.programs.sysutils import test_expression
+from aoi.twin.programs.exprutils import test_expression
+from aoi.twin.programs.shell_lexer import NAME
+from aoi.twin.programs.util import echo_output
 
 BASH_ONLY = {"source", "[[", "declare", "typeset", "shopt"}
+OPTION_LETTERS = {"errexit": "e", "xtrace": "x", "pipefail": "|"}  # `set -o NAME`; pipefail has no letter
 
 
 class ShellExit(Exception):
@@ -40,8 +41,9 @@ def shell_options(args: list[str]) -> tuple[set[str], list[str]]:
     """Split a shell's command line into option letters and the rest (`-lc`, `-o pipefail`, `--login`...).
 
     Example:
-        >>> shell_options(["-ec", "echo hi", "x"])
-        ({'c', 'e'}, ['echo hi', 'x'])
+        >>> flags, rest = shell_options(["-ec", "echo hi", "x"])
+        >>> sorted(flags), rest
+        (['c', 'e'], ['echo hi', 'x'])
     """
     flags, i = set(), 0
     while i < len(args) and args[i][:1] in ("-", "+") and len(args[i]) > 1:
@@ -49,7 +51,7 @@ def shell_options(args: list[str]) -> tuple[set[str], list[str]]:
         if arg == "--":
             break
         if arg in ("-o", "+o") and i < len(args):
-            flags.add({"errexit": "e", "xtrace": "x"}.get(args[i], "")) if arg == "-o" else None
+            flags.add(OPTION_LETTERS.get(args[i], "")) if arg == "-o" else None
             i += 1
         elif not arg.startswith("--"):
             flags.update(arg[1:] if arg[0] == "-" else "")
@@ -114,7 +116,8 @@ def b_export(sh, argv, io, export: bool = True) -> int:
     for arg in names:
         name, eq, value = arg.partition("=")
         if not NAME.fullmatch(name):
-            sh.error(io, f"{argv[0]}: `{arg}': not a valid identifier" if sh.bash else f"{argv[0]}: {name}: bad variable name")
+            bad = f"`{arg}': not a valid identifier" if sh.bash else f"{name}: bad variable name"
+            sh.error(io, f"{argv[0]}: {bad}")
             status = 1 if sh.bash else 2
             continue
         if eq or name not in sh.vars:
@@ -161,10 +164,10 @@ def b_set(sh, argv, io) -> int:
     if not args:
         io.out += "".join(f"{k}='{v}'\n" for k, v in sorted(sh.vars.items())).encode()
     while i < len(args) and args[i][:1] in ("-", "+") and args[i] not in ("-", "--"):
-        on, arg = args[i][0] == "-", args[i]
-        letters = {"errexit": "e", "xtrace": "x", "pipefail": "p"}.get(args[i + 1], "") if arg[1:] == "o" else arg[1:]
-        i += 2 if arg[1:] == "o" else 1
-        for letter, attr in (("e", "errexit"), ("x", "xtrace"), ("p", "pipefail")):
+        on, letters, i = args[i][0] == "-", args[i][1:], i + 1
+        if "o" in letters and i < len(args):
+            letters, i = letters + OPTION_LETTERS.get(args[i], ""), i + 1
+        for letter, attr in (("e", "errexit"), ("x", "xtrace"), ("|", "pipefail")):
             if letter in letters:
                 setattr(sh, attr, on)
     if i < len(args):

@@ -1,31 +1,11 @@
-"""Tokenizer and parser for the POSIX shell subset the twin's containers run."""
+"""Parser for the POSIX shell subset the twin's containers run: tokens to a tree of commands."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-OPERATORS = ("&&", "||", ";;", "<<-", "<<", ">>", ">&", "<&", "&>", ">|", "|", "&", ";", "(", ")", "<", ">", "\n")
-REDIRECTS = {"<", ">", ">>", ">&", "<&", "&>", ">|", "<<", "<<-"}
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_META = set(" \t\n;&|<>()")
-
-
-class ShellSyntaxError(Exception):
-    """A script the shell cannot parse; `token` is the offender ("" for an unexpected end of file)."""
-
-    def __init__(self, token: str, line: int, expecting: str = ""):
-        super().__init__(token)
-        self.token, self.line, self.expecting = token, line, expecting
-
-
-@dataclass
-class Token:
-    kind: str  # "word", "op", "io" (a redirection's fd number) or "eof"
-    text: str
-    line: int
-    body: str | None = None  # a here-document's text, on its delimiter word
+from aoi.twin.programs.shell_lexer import ASSIGNMENT, NAME, REDIRECTS, Lexer, ShellSyntaxError, Token
 
 
 @dataclass
@@ -91,123 +71,17 @@ class Group:
 
 
 @dataclass
+class Case:
+    word: str
+    arms: list[tuple[list[str], Seq]]
+    redirs: list = field(default_factory=list)
+
+
+@dataclass
 class FuncDef:
     name: str
     body: object
     redirs: list = field(default_factory=list)
-
-
-def scan_quote(s: str, i: int) -> int:
-    """Return the index after the single quote closing the string opened before `i`."""
-    j = s.find("'", i)
-    if j < 0:
-        raise ShellSyntaxError("Unterminated quoted string", 0)
-    return j + 1
-
-
-def scan_dquote(s: str, i: int) -> int:
-    """Return the index after the double quote closing the string opened before `i`."""
-    while i < len(s):
-        c = s[i]
-        if c == '"':
-            return i + 1
-        i = i + 2 if c == "\\" else scan_dollar(s, i) if c in "$`" else i + 1
-    raise ShellSyntaxError("Unterminated quoted string", 0)
-
-
-def scan_dollar(s: str, i: int) -> int:
-    """Return the index after the $(...), ${...} or `...` starting at `i` (i + 1 for a plain `$`)."""
-    if s[i] == "`":
-        j = i + 1
-        while j < len(s) and s[j] != "`":
-            j += 2 if s[j] == "\\" else 1
-        if j >= len(s):
-            raise ShellSyntaxError("", 0, "`")
-        return j + 1
-    opener = s[i + 1:i + 2]
-    if opener not in ("(", "{"):
-        return i + 1
-    closer, depth, j = ")" if opener == "(" else "}", 1, i + 2
-    while j < len(s):
-        c = s[j]
-        if c == opener:
-            depth += 1
-        elif c == closer:
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j = (scan_quote(s, j + 1) if c == "'" else scan_dquote(s, j + 1) if c == '"' else j + 2 if c == "\\"
-             else scan_dollar(s, j) if c in "$`" and s[j + 1:j + 2] in ("(", "{") or c == "`" else j + 1)
-    raise ShellSyntaxError("", 0, closer)
-
-
-class Lexer:
-    """Split shell source into words and operators, reading here-documents after their line."""
-
-    def __init__(self, src: str):
-        self.src, self.i, self.line = src, 0, 1
-        self.tokens: list[Token] = []
-        self.heredocs: list[tuple[Token, bool]] = []
-
-    def run(self) -> list[Token]:
-        """Return the tokens, ending with an "eof" token."""
-        src = self.src
-        while self.i < len(src):
-            c = src[self.i]
-            if c in " \t":
-                self.i += 1
-            elif src.startswith("\\\n", self.i):
-                self.i, self.line = self.i + 2, self.line + 1
-            elif c == "#":
-                end = src.find("\n", self.i)
-                self.i = len(src) if end < 0 else end
-            elif c in _META:
-                self.operator()
-            else:
-                self.word()
-        self.tokens.append(Token("eof", "", self.line))
-        return self.tokens
-
-    def operator(self) -> None:
-        """Read the longest operator at the cursor."""
-        op = next(o for o in OPERATORS if self.src.startswith(o, self.i))
-        self.tokens.append(Token("op", op, self.line))
-        self.i += len(op)
-        if op == "\n":
-            self.line += 1
-            self.read_heredocs()
-
-    def word(self) -> None:
-        """Read one word, keeping its quotes for the expander."""
-        start, src = self.i, self.src
-        try:
-            while self.i < len(src) and src[self.i] not in _META:
-                c = src[self.i]
-                self.i = (scan_quote(src, self.i + 1) if c == "'" else scan_dquote(src, self.i + 1) if c == '"'
-                          else self.i + 2 if c == "\\" else scan_dollar(src, self.i) if c in "$`" else self.i + 1)
-        except ShellSyntaxError as e:
-            raise ShellSyntaxError(e.token, self.line, e.expecting) from None
-        text = src[start:self.i]
-        kind = "io" if text.isdigit() and src[self.i:self.i + 1] in ("<", ">") else "word"
-        self.tokens.append(Token(kind, text, self.line))
-        if len(self.tokens) > 1 and self.tokens[-2].text in ("<<", "<<-") and self.tokens[-2].kind == "op":
-            self.heredocs.append((self.tokens[-1], self.tokens[-2].text == "<<-"))
-        self.line += text.count("\n")
-
-    def read_heredocs(self) -> None:
-        """Read the bodies of the here-documents opened on the line just ended."""
-        for token, strip_tabs in self.heredocs:
-            delimiter, lines = re.sub(r"[\"'\\]", "", token.text), []
-            while self.i < len(self.src):
-                end = self.src.find("\n", self.i)
-                end = len(self.src) if end < 0 else end
-                line, self.i, self.line = self.src[self.i:end], end + 1, self.line + 1
-                line = line.lstrip("\t") if strip_tabs else line
-                if line == delimiter:
-                    break
-                lines.append(line + "\n")
-            token.body = "".join(lines)
-        self.heredocs = []
 
 
 class Parser:
@@ -253,7 +127,7 @@ class Parser:
         """Parse commands up to a reserved word in `stops`, a `)` or the end."""
         items = []
         self.skip_newlines()
-        while self.peek().kind != "eof" and not self.is_word(*stops) and not self.is_op(")"):
+        while self.peek().kind != "eof" and not self.is_word(*stops) and not self.is_op(")", ";;"):
             items.append(self.and_or())
             if not self.is_op(";", "&", "\n"):
                 break
@@ -282,7 +156,8 @@ class Parser:
 
     def command(self):
         """Parse a compound or simple command with its redirections."""
-        compound = {"if": self.if_, "for": self.for_, "while": self.while_, "until": self.while_, "{": self.group}
+        compound = {"if": self.if_, "for": self.for_, "while": self.while_, "until": self.while_, "{": self.group,
+                    "case": self.case_}
         if self.peek().kind == "word" and self.peek().text in compound:
             node = compound[self.peek().text]()
         elif self.is_op("("):
@@ -291,7 +166,7 @@ class Parser:
             if not self.is_op(")"):
                 raise self.error(")")
             self.take()
-        elif self.is_word("then", "else", "elif", "fi", "do", "done", "}", "in"):
+        elif self.is_word("then", "else", "elif", "fi", "do", "done", "}", "in", "esac"):
             raise self.error()
         else:
             return self.simple()
@@ -385,6 +260,38 @@ class Parser:
         body = self.seq(("done",))
         self.expect_word("done")
         return body
+
+    def case_(self) -> Case:
+        """Parse `case WORD in PATTERN[|PATTERN]) LIST ;; ... esac`."""
+        self.take()
+        if self.peek().kind != "word":
+            raise self.error()
+        node = Case(self.take().text, [])
+        self.skip_newlines()
+        self.expect_word("in")
+        self.skip_newlines()
+        while not self.is_word("esac"):
+            self.take() if self.is_op("(") else None
+            patterns = [self.word()]
+            while self.is_op("|"):
+                self.take()
+                patterns.append(self.word())
+            if not self.is_op(")"):
+                raise self.error(")")
+            self.take()
+            node.arms.append((patterns, self.seq(("esac",))))
+            if not self.is_op(";;"):
+                break
+            self.take()
+            self.skip_newlines()
+        self.expect_word("esac")
+        return node
+
+    def word(self) -> str:
+        """Consume a word token and return its text."""
+        if self.peek().kind != "word":
+            raise self.error()
+        return self.take().text
 
     def group(self) -> Group:
         """Parse `{ ...; }`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from aoi.twin.programs.context import ExecContext
-from aoi.twin.programs.coreutils import Opts, Usage, getopt, program, read_inputs, result, split_lines, text
+from aoi.twin.programs.util import Opts, Usage, getopt, program, read_inputs, result, split_lines, text, unescape
 
 _CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
             "space": r" \t\n\r\f\v", "blank": r" \t", "punct": r"!-/:-@\[-`{-~", "xdigit": "0-9A-Fa-f",
@@ -83,7 +83,7 @@ def _grep_file(name: str | None, data: bytes, rx: re.Pattern, opts: Opts) -> tup
     before, after = int(opts.value("B", opts.value("C", 0))), int(opts.value("A", opts.value("C", 0)))
     shown, last = sorted({k for n in hits for k in range(max(n - before, 0), min(n + after + 1, len(lines)))}), None
     for n in shown:
-        if last is not None and n > last + 1:
+        if last is not None and n > last + 1 and (before or after):
             out.append("--")
         sep, last = ":" if n in hits else "-", n
         prefix = (f"{name}{sep}" if name is not None else "") + (f"{n + 1}{sep}" if "n" in opts else "")
@@ -105,8 +105,8 @@ def grep(argv, ctx):
     try:
         rx = _grep_regex(patterns, opts)
     except re.error as e:
-        return result("", [f"grep: {'Unmatched ( or \\(' if 'parenthes' in str(e) else 'Invalid regular expression'}"],
-                      code=2)
+        reason = "Unmatched ( or \\(" if "parenthes" in str(e) else "Invalid regular expression"
+        return result("", [f"grep: {reason}"], code=2)
     errors, out, matched = [], [], False
     inputs = _grep_inputs(names, opts, ctx, errors)
     named = ("H" in opts or len(inputs) > 1 or "r" in opts or "R" in opts) and "h" not in opts
@@ -169,7 +169,9 @@ def tail(argv, ctx):
     """Print the last lines (-n N, -N, -n +N: from line N on) or bytes (-c N); -f returns at once."""
     def pick(units, count):
         n = int(count)
-        return units[n - 1 if n > 0 else 0:] if count.startswith("+") else units[max(len(units) - abs(n), 0):] if n else units[:0]
+        if count.startswith("+"):
+            return units[max(n - 1, 0):]
+        return units[max(len(units) - abs(n), 0):] if n else units[:0]
     return _head_tail(argv, ctx, pick)
 
 
@@ -270,8 +272,9 @@ def cut(argv, ctx):
 
 
 def _tr_set(spec: str) -> str:
-    spec = re.sub(r"\[:(\w+):\]", lambda m: {"space": " \t\n\r\f\v", "blank": " \t"}.get(m[1], _CLASSES.get(m[1], "")), spec)
-    spec = spec.replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")
+    classes = _CLASSES | {"space": " \t\n\r\f\v", "blank": " \t"}
+    spec = re.sub(r"\[:(\w+):\]", lambda m: classes.get(m[1], ""), spec)
+    spec = unescape(spec, printf=True)[0]
     out, i = [], 0
     while i < len(spec):
         if i + 2 < len(spec) and spec[i + 1] == "-":

@@ -1,0 +1,3 @@
+from aoi.cli import main
+
+main()

@@ -1,0 +1,71 @@
+"""Mitigation oracles: AIOpsLab's own verdict (parity) and ours (strict), read through the Kubernetes API.
+
+Both take a problem and a cluster (a kubeconfig path, an ApiClient or a Cluster) and return an OracleResult. They
+read a snapshot: callers let the system settle first (the twin advances simulated time; AIOpsLab itself polls
+some checks for up to 60 s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from kubernetes.client.exceptions import ApiException
+
+from aoi.problems.cluster import Cluster, KubeLike
+from aoi.problems.model import Problem
+from aoi.problems.parity import PARITY
+from aoi.problems.strict import RESTORED, health
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """A mitigation verdict: `ok`, and `reasons` saying what is still wrong.
+
+    `parity` carries AIOpsLab's verdict next to the strict one when both were judged together (`judge`); it is
+    None on a result of a single check.
+    """
+
+    ok: bool
+    reasons: tuple[str, ...] = ()
+    parity: bool | None = None
+
+    @classmethod
+    def of(cls, reasons: list[str]) -> "OracleResult":
+        """Return a result that is ok when there is nothing wrong."""
+        return cls(not reasons, tuple(reasons))
+
+
+def _safely(check: Callable[[Cluster, Problem], list[str]], cluster: Cluster, problem: Problem) -> list[str]:
+    """Run a check; an API error (a deleted object, a refused read) becomes a reason, never a crash."""
+    try:
+        return check(cluster, problem)
+    except ApiException as exc:
+        return [f"could not read the cluster for {problem.id}: {exc.status} {exc.reason}"]
+    except (KeyError, AttributeError, TypeError, ValueError) as exc:
+        return [f"unexpected cluster state for {problem.id}: {type(exc).__name__}: {exc}"]
+
+
+def parity_check(problem: Problem, kube: KubeLike) -> OracleResult:
+    """Return AIOpsLab's mitigation verdict for the problem, holes included.
+
+    Example (sketch; needs a cluster):
+        parity_check(make("scale_pod_zero_social_net-mitigation-1"), "admin.yaml").ok
+    """
+    return OracleResult.of(_safely(PARITY[problem.parity], Cluster.connect(kube), problem))
+
+
+def strict_check(problem: Problem, kube: KubeLike) -> OracleResult:
+    """Return the strict verdict: the faulted component restored, and every pod and Deployment healthy."""
+    cluster = Cluster.connect(kube)
+    restored = RESTORED.get(problem.fault.mechanism)
+    reasons = _safely(restored, cluster, problem) if restored else []
+    reasons += [r for r in _safely(lambda c, p: health(c, p.namespace), cluster, problem) if r not in reasons]
+    return OracleResult.of(reasons)
+
+
+def judge(problem: Problem, kube: KubeLike) -> OracleResult:
+    """Return the strict verdict with AIOpsLab's verdict in `parity`: what `aoi.env.scoring.score` expects."""
+    cluster = Cluster.connect(kube)
+    strict = strict_check(problem, cluster)
+    return OracleResult(strict.ok, strict.reasons, parity_check(problem, cluster).ok)

@@ -1,0 +1,105 @@
+"""AIOpsLab's own mitigation checks, predicate for predicate (reference/aiopslab.md 3.1 and 2.2).
+
+Each check returns what is wrong (an empty list means success). The holes are kept on purpose: these checks
+reproduce AIOpsLab's scores; aoi.problems.strict is the one that asks whether the fault is really gone.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from aoi.problems.cluster import Cluster
+from aoi.problems.model import Problem
+
+CRASH = frozenset({"CrashLoopBackOff"})
+CRASH_OR_PULL = frozenset({"CrashLoopBackOff", "Error", "ImagePullBackOff", "ErrImagePull"})  # wrong_bin_usage
+
+
+def container_problem(cs, waiting: frozenset[str]) -> str | None:
+    """Judge one container status the way AIOpsLab's if/elif chain does; return what is wrong or None."""
+    state = cs.state
+    if state and state.waiting and state.waiting.reason in waiting:
+        return f"container {cs.name} is waiting ({state.waiting.reason})"
+    if state and state.terminated and state.terminated.reason != "Completed":
+        return f"container {cs.name} terminated ({state.terminated.reason})"
+    if not cs.ready:  # a Completed container that is not ready fails here too, as in AIOpsLab
+        return f"container {cs.name} is not ready"
+    return None
+
+
+def pods_normal(pods: list, guarded: bool, waiting: frozenset[str] = CRASH) -> list[str]:
+    """Return AIOpsLab's "all pods normal" verdict, stopping at the first abnormal pod as it does.
+
+    `guarded` skips pods without container statuses (Pending, unscheduled). Unguarded variants iterate
+    `container_statuses` directly, so in AIOpsLab a Pending pod raises TypeError inside eval and the episode
+    ends in an exception instead of a score; we model that as a failed check with a reason saying so.
+    """
+    for pod in pods:
+        statuses = pod.status.container_statuses
+        if statuses is None and not guarded:
+            return [f"pod {pod.metadata.name} has no container statuses (phase {pod.status.phase}); AIOpsLab's "
+                    f"unguarded check raises TypeError here, counted as a failure"]
+        found = [f"pod {pod.metadata.name}: {why}" for cs in statuses or [] if (why := container_problem(cs, waiting))]
+        if found:
+            return found
+    return []
+
+
+def _normal(guarded: bool, waiting: frozenset[str] = CRASH) -> Callable[[Cluster, Problem], list[str]]:
+    return lambda cluster, p: pods_normal(cluster.pods(p.namespace), guarded, waiting)
+
+
+def target_port(cluster: Cluster, p: Problem) -> list[str]:
+    """Check the first port's targetPort is back to the original number, then pods normal (Pending skipped)."""
+    port = cluster.service(p.namespace, p.target).spec.ports[0].target_port
+    expected = p.fault.params["original_target_port"]
+    if port != expected:
+        return [f"service {p.target} targets port {port!r}, expected {expected}"]
+    return pods_normal(cluster.pods(p.namespace), guarded=True)
+
+
+def scale(cluster: Cluster, p: Problem) -> list[str]:
+    """Check replicas and available replicas equal the original count, then pods normal (unguarded)."""
+    dep, want = cluster.deployment(p.namespace, p.target), p.fault.params["original_replicas"]
+    if dep.spec.replicas != want or dep.status.available_replicas != want:
+        return [f"deployment {p.target} has {dep.spec.replicas} replicas, {dep.status.available_replicas} "
+                f"available; expected {want} and {want}"]
+    return pods_normal(cluster.pods(p.namespace), guarded=False)
+
+
+def assign_node(cluster: Cluster, p: Problem) -> list[str]:
+    """Check some pod's name contains the target, then pods normal (Pending skipped: the check's blind spot)."""
+    pods = cluster.pods(p.namespace)
+    if not any(p.target in pod.metadata.name for pod in pods):
+        return [f"no pod name contains {p.target}"]
+    return pods_normal(pods, guarded=True)
+
+
+def wait_ready(cluster: Cluster, p: Problem) -> list[str]:
+    """Check every pod is Ready or Succeeded (AIOpsLab polls this for up to 60 s; callers settle first)."""
+    pods = cluster.pods(p.namespace)
+    if not pods:
+        return [f"namespace {p.namespace} has no pods"]
+    return [f"pod {pod.metadata.name} is not ready (phase {pod.status.phase})" for pod in pods
+            if pod.status.phase != "Succeeded"
+            and not (pod.status.container_statuses and all(cs.ready for cs in pod.status.container_statuses))]
+
+
+def wrong_bin(cluster: Cluster, p: Problem) -> list[str]:
+    """Check pods normal (unguarded, pull errors count) and every container command holds the target binary."""
+    found = pods_normal(cluster.pods(p.namespace), guarded=False, waiting=CRASH_OR_PULL)
+    for box in cluster.deployment(p.namespace, p.target).spec.template.spec.containers:
+        if p.target not in (box.command or []):  # list membership, as `"profile" in container.command`
+            found.append(f"container {box.name} of deployment {p.target} runs {box.command}, not {p.target}")
+    return found
+
+
+PARITY: dict[str, Callable[[Cluster, Problem], list[str]]] = {
+    "target_port": target_port,
+    "pods_normal": _normal(guarded=False),
+    "pods_normal_guarded": _normal(guarded=True),
+    "scale": scale,
+    "assign_node": assign_node,
+    "wait_ready": wait_ready,
+    "wrong_bin": wrong_bin,
+}

@@ -1,0 +1,168 @@
+"""cAdvisor container metrics from the behaviour model, exported as AIOpsLab's kpi_<metric>.csv files."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from aoi.twin.clock import parse_time
+from aoi.twin.ids import fnv32a
+from aoi.twin.usage import UsageModel
+
+STEP = 15.0
+CPU_PER_REQUEST = 0.004  # core-seconds one request costs a service
+BYTES_PER_REQUEST = 1400
+INSTANCE = "kubernetes.default.svc:443"
+CPU_METRICS = ("container_cpu_usage_seconds_total", "container_cpu_user_seconds_total",
+               "container_cpu_system_seconds_total", "container_cpu_cfs_throttled_seconds_total",
+               "container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total",
+               "container_cpu_load_average_10s")
+MEMORY_METRICS = ("container_memory_cache", "container_memory_usage_bytes", "container_memory_working_set_bytes",
+                  "container_memory_rss", "container_memory_mapped_file")
+SPEC_METRICS = ("container_spec_cpu_period", "container_spec_cpu_quota", "container_spec_memory_limit_bytes",
+                "container_spec_cpu_shares", "container_threads")
+NETWORK_METRICS = ("container_network_receive_packets_dropped_total", "container_network_receive_packets_total",
+                   "container_network_receive_bytes_total", "container_network_transmit_bytes_total",
+                   "container_network_transmit_errors_total", "container_network_transmit_packets_dropped_total",
+                   "container_network_transmit_packets_total")
+
+
+def quantity(text, default: float = 0.0) -> float:
+    """Parse a Kubernetes CPU or memory quantity ('100m', '1', '512Mi', '1Gi')."""
+    if text in (None, ""):
+        return default
+    text = str(text)
+    units = {"m": 1e-3, "Ki": 1024, "Mi": 1024 ** 2, "Gi": 1024 ** 3, "K": 1e3, "M": 1e6, "G": 1e9}
+    for suffix, factor in sorted(units.items(), key=lambda kv: -len(kv[0])):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
+class BehaviourUsage(UsageModel):
+    """Resource usage: the baseline plus what requests and feature flags add (feeds kubectl top and cAdvisor)."""
+
+    def __init__(self, behaviour):
+        super().__init__()
+        self.behaviour = behaviour
+
+    def container(self, pod: dict, name: str, now: float) -> tuple[float, int]:
+        """Return (CPU cores, memory bytes) of a running container at time now."""
+        cpu, memory = super().container(pod, name, now)
+        cpu += self.behaviour.load.rate(pod["metadata"]["uid"], now) * CPU_PER_REQUEST
+        app = self.behaviour.apps.get(pod["metadata"]["namespace"])
+        component = self.behaviour.component_of(pod)
+        if app is not None and component:
+            effect = self.behaviour.flag_effect(app, component)
+            cpu += effect.cpu
+            memory += int(effect.memory_mb * 1024 * 1024)
+        return cpu, memory
+
+
+class Series:
+    """Metric rows of one export."""
+
+    def __init__(self):
+        self.rows: dict[str, list[tuple[int, str, str, float]]] = {}
+
+    def add(self, metric: str, t: float, pod: str, value: float, kpi: str | None = None) -> None:
+        self.rows.setdefault(metric, []).append((int(t), f"{INSTANCE}.{pod}", kpi or metric, round(value, 3)))
+
+
+class CpuCounter:
+    """container_cpu_usage_seconds_total of one container, integrated forward in 15-second steps."""
+
+    def __init__(self, usage, pod: dict, name: str, start: float):
+        self.usage, self.pod, self.name = usage, pod, name
+        self.at, self.total, self.started = start, 0.0, start
+
+    def until(self, t: float) -> float:
+        """Return the counter at time t (t never goes backwards)."""
+        while self.at < t:
+            step = min(STEP, t - self.at)
+            self.total += self.usage.container(self.pod, self.name, self.at)[0] * step
+            self.at += step
+        return self.total
+
+
+def _container_metrics(series: Series, usage, pod: dict, spec: dict, counter: CpuCounter, t: float) -> None:
+    """Add one container's CPU, memory and spec samples at time t."""
+    name, pod_name = spec["name"], pod["metadata"]["name"]
+    resources = spec.get("resources") or {}
+    limit = quantity((resources.get("limits") or {}).get("cpu"))
+    request = quantity((resources.get("requests") or {}).get("cpu"), limit)
+    cpu_now, memory = usage.container(pod, name, t)
+    total = counter.until(t)
+    start = counter.started
+    periods = (t - start) / 0.1 if limit else 0.0
+    throttled = max(cpu_now - limit, 0.0) / max(limit, 1e-9) * periods if limit else 0.0
+    for metric, value in (("container_cpu_usage_seconds_total", total), ("container_cpu_user_seconds_total", total * 0.72),
+                          ("container_cpu_system_seconds_total", total * 0.28),
+                          ("container_cpu_cfs_throttled_seconds_total", throttled * 0.1),
+                          ("container_cpu_cfs_throttled_periods_total", throttled),
+                          ("container_cpu_cfs_periods_total", periods), ("container_cpu_load_average_10s", 0.0),
+                          ("container_memory_usage_bytes", memory * 1.12), ("container_memory_working_set_bytes", memory),
+                          ("container_memory_rss", memory * 0.78), ("container_memory_cache", memory * 0.12),
+                          ("container_memory_mapped_file", memory * 0.02), ("container_spec_cpu_period", 100000.0),
+                          ("container_spec_cpu_quota", limit * 100000), ("container_spec_cpu_shares", max(request * 1024, 2)),
+                          ("container_spec_memory_limit_bytes", quantity((resources.get("limits") or {}).get("memory"))),
+                          ("container_threads", 8 + fnv32a(f"{pod_name}/{name}".encode()) % 24)):
+        series.add(metric, t, pod_name, value)
+
+
+def _network_metrics(series: Series, behaviour, pod: dict, start: float, t: float) -> None:
+    """Add the pod's eth0 counters at time t (requests plus a background trickle; chaos loss drops packets)."""
+    uid, name = pod["metadata"]["uid"], pod["metadata"]["name"]
+    served = behaviour.load.total(uid, t)
+    rx = (t - start) * 180 + served * BYTES_PER_REQUEST
+    tx = (t - start) * 150 + served * BYTES_PER_REQUEST * 1.6
+    lost = behaviour.chaos_effect_at(pod, t)
+    for metric, value in (("container_network_receive_bytes_total", rx), ("container_network_transmit_bytes_total", tx),
+                          ("container_network_receive_packets_total", rx / 700),
+                          ("container_network_transmit_packets_total", tx / 800),
+                          ("container_network_receive_packets_dropped_total", rx / 700 * lost),
+                          ("container_network_transmit_packets_dropped_total", 0.0),
+                          ("container_network_transmit_errors_total", 0.0)):
+        series.add(metric, t, name, value, f"{metric}.eth0")
+
+
+def collect(twin, namespace: str, since: float, until: float) -> Series:
+    """Sample every current pod of a namespace every 15 s between since and until."""
+    behaviour, series = twin.extensions["behaviour"], Series()
+    usage = twin.usage
+    runs = twin.controllers["kubelet"].runs
+    for pod in twin.list("pods", namespace):
+        if pod["metadata"]["name"].startswith(("loadgenerator-", "redis-cart")):
+            continue
+        run = runs.get((namespace, pod["metadata"]["name"]))
+        pod_start = parse_time(pod.get("status", {}).get("startTime")) or until
+        counters = {}
+        for spec in pod["spec"]["containers"]:
+            state = run.containers.get(spec["name"]) if run else None
+            if state is not None and state.started_at is not None:
+                counters[spec["name"]] = (spec, CpuCounter(usage, pod, spec["name"], state.started_at))
+        t = since - since % STEP + STEP
+        while t <= until:
+            if t >= pod_start:
+                _network_metrics(series, behaviour, pod, pod_start, t)
+            for spec, counter in counters.values():
+                if t >= counter.started:
+                    _container_metrics(series, usage, pod, spec, counter, t)
+            t += STEP
+    return series
+
+
+def export(twin, namespace: str, since: float, until: float, folder: Path) -> list[Path]:
+    """Write one kpi_<metric>.csv per metric that has data; return the paths."""
+    container = folder / "container"
+    container.mkdir(parents=True, exist_ok=True)
+    (folder / "istio").mkdir(exist_ok=True)
+    paths = []
+    for metric, rows in sorted(collect(twin, namespace, since, until).rows.items()):
+        path = container / f"kpi_{metric}.csv"
+        with path.open("w", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(["timestamp", "cmdb_id", "kpi_name", "value"])
+            writer.writerows(sorted(rows))
+        paths.append(path)
+    return paths

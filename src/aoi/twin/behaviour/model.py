@@ -1,0 +1,230 @@
+"""The behaviour model: which process runs where, what it listens on, and how chaos touches it."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from aoi.twin.appruntime import CatalogRuntime
+from aoi.twin.behaviour import effects
+from aoi.twin.catalog import App
+from aoi.twin.logformat import format_line
+from aoi.twin.runtime import Boot
+
+
+@dataclass
+class Process:
+    """The main process of one container, as the behaviour model knows it."""
+
+    app: str
+    program: str
+    component: str | None  # the component whose code this program is
+    port: int | None  # where it listens once serving
+    listening: bool = True
+    retry: str = ""  # why it is still retrying its start-up (not listening yet)
+    state: dict = field(default_factory=dict)  # program-specific facts (credentials, flags, ...)
+
+
+def learn_programs(app: App, runtime: CatalogRuntime) -> dict[str, str]:
+    """Map each program to the component it implements, from the app's healthy manifests."""
+    from aoi.twin.selectors import map_matches
+
+    services = [d for d in app.documents if d.get("kind") == "Service"]
+    out: dict[str, str] = {}
+    for doc in app.documents:
+        if doc.get("kind") not in ("Deployment", "StatefulSet", "DaemonSet"):
+            continue
+        labels = doc["spec"]["template"]["metadata"].get("labels") or {}
+        owner = next((s["metadata"]["name"] for s in services
+                      if s["metadata"]["name"] in app.components and map_matches(s["spec"].get("selector"), labels)),
+                     None)
+        for c in doc["spec"]["template"]["spec"]["containers"]:
+            found = runtime.program(c)
+            if found and owner and found[1] not in out:
+                out[found[1]] = owner
+    return out
+
+
+class Behaviour:
+    """Attach to a twin as twin.extensions["behaviour"]; the catalog runtime asks it to boot containers."""
+
+    def __init__(self, twin, apps: list[App], seed: int):
+        self.twin = twin
+        self.apps = {app.namespace: app for app in apps if app.namespace}
+        self.by_name = {app.name: app for app in apps}
+        self.runtime: CatalogRuntime = twin.runtime
+        self.implements = {app.name: learn_programs(app, self.runtime) for app in apps}
+        self.processes: dict[tuple[str, str], Process] = {}
+        self.rng = random.Random(seed * 7919 + 17)
+        self.flags: dict[str, dict[str, str]] = {}  # namespace -> flag -> variant value, as flagd loaded them
+
+    # --- what is running ---
+    def process(self, pod: dict, container: str) -> Process | None:
+        """Return the process of a container, if it was booted by this model."""
+        return self.processes.get((pod["metadata"]["uid"], container))
+
+    def component_of(self, pod: dict) -> str | None:
+        """Return the component a pod belongs to (by the app's service label)."""
+        app = self.apps.get(pod["metadata"]["namespace"])
+        if app is None or not app.service_label:
+            return None
+        return (pod["metadata"].get("labels") or {}).get(app.service_label)
+
+    def listening_ports(self, pod: dict) -> set[int]:
+        """Return the ports the pod's running processes accept connections on."""
+        ports = set()
+        kubelet = self.twin.controllers["kubelet"]
+        run = kubelet.runs.get((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+        for c in pod["spec"]["containers"]:
+            state = run.containers.get(c["name"]) if run else None
+            if state is None or state.phase != "running":
+                continue
+            proc = self.process(pod, c["name"])
+            if proc is None:
+                ports.update(p.get("containerPort") for p in c.get("ports") or [])
+            elif proc.listening and proc.port:
+                ports.add(proc.port)
+        return ports
+
+    def chaos_effect(self, pod: dict, pick: int) -> tuple[bool, float]:
+        """Return (packet lost, added delay) for a connection to pod under active network chaos."""
+        chaos = self.twin.extensions.get("chaos")
+        if chaos is None:
+            return False, 0.0
+        lost, delay = False, 0.0
+        for fault in chaos.active(self.twin.clock.now()):
+            if fault.namespace == pod["metadata"]["namespace"] and pod["metadata"]["name"] in fault.pod_names:
+                if fault.action == "loss" and self.rng.random() * 100 < fault.loss_percent:
+                    lost = True
+                delay += fault.latency_seconds
+        return lost, delay
+
+    def chaos_effect_at(self, pod: dict, t: float) -> float:
+        """Return the fraction of packets network chaos drops for a pod at time t (no randomness)."""
+        chaos = self.twin.extensions.get("chaos")
+        if chaos is None:
+            return 0.0
+        return max((f.loss_percent / 100 for f in chaos.active(t) if f.action == "loss"
+                    and f.namespace == pod["metadata"]["namespace"] and pod["metadata"]["name"] in f.pod_names),
+                   default=0.0)
+
+    # --- booting ---
+    def boot(self, twin, pod: dict, container: dict, restart_count: int) -> Boot:
+        """Start a container's program and decide what it does (the runtime's hook)."""
+        from aoi.twin.behaviour import boot as programs
+
+        found = self.runtime.program(container)
+        if found is None:
+            return self.runtime.default_boot(twin, pod, container)
+        app, program = found
+        component = self.implements.get(app.name, {}).get(program)
+        spec = app.components.get(component or "", {})
+        proc = Process(app.name, program, component, spec.get("port"))
+        self.processes[(pod["metadata"]["uid"], container["name"])] = proc
+        handler = programs.handler_for(app, program, pod, container)
+        return handler(self, pod, container, app, proc)
+
+    def log(self, pod: dict, container: str, t: float, app: App, program: str, level: str, source: str,
+            message: str) -> None:
+        """Append one line in the program's format to the container's current log."""
+        kubelet = self.twin.controllers["kubelet"]
+        run = kubelet.runs.get((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+        state = run.containers.get(container) if run else None
+        if state is None:
+            return
+        fmt = (app.logs.get(program) or {}).get("format", "plain")
+        kubelet.logs.append(pod["metadata"]["uid"], container, state.restarts, t,
+                            format_line(fmt, t, level, source, message))
+
+    # --- requests ---
+    def workload_routes(self, script: str) -> list[dict]:
+        """Return the weighted routes a workload script sends (e.g. mixed-workload_type_1.lua)."""
+        for app in self.by_name.values():
+            workload = (app.behaviour.get("workloads") or {}).get(script)
+            if workload:
+                return workload["routes"]
+        return [{"operation": "HTTP GET /", "weight": 1}]
+
+    def request(self, pod: dict, routes: list[dict], t: float):
+        """Serve one request arriving at pod, choosing its kind by the routes' weights."""
+        app = self.apps[pod["metadata"]["namespace"]]
+        total = sum(r.get("weight", 1) for r in routes)
+        pick, route = self.rng.random() * total, routes[-1]
+        for candidate in routes:
+            pick -= candidate.get("weight", 1)
+            if pick < 0:
+                route = candidate
+                break
+        sample = (app.behaviour.get("tracing") or {}).get("sample", 1.0)
+        return self.engine.request(app, pod, self.component_of(pod) or "", route["operation"], t, sample)
+
+    def flag_effect(self, app: App, component: str, operation: str | None = None) -> effects.FlagEffect:
+        """Return what the flags flagd loaded do to a component's operation."""
+        return effects.flag_effect(self.flags.get(app.namespace or "", {}), app, component, operation)
+
+    def mongo_access_problem(self, app: App, component: str, reach) -> str:
+        """Return why a component cannot use a MongoDB ("" when it can)."""
+        return effects.mongo_access(self, app, component, reach)
+
+    def log_error(self, pod: dict, app: App, kind: str, **fields) -> str:
+        """Log an error line in the pod's main program format; return the message (what callers see)."""
+        container = next((c["name"] for c in pod["spec"]["containers"] if self.process(pod, c["name"])), None)
+        proc = self.process(pod, container) if container else None
+        fields.setdefault("host", fields.get("callee"))
+        fields.setdefault("caller", proc.component if proc else "")
+        level, source, message = effects.render(effects.error_template(app, proc.program if proc else None, kind),
+                                                fields)
+        if proc is not None:
+            self.log(pod, container, self.twin.clock.now(), self.by_name[proc.app], proc.program, level, source,
+                     message)
+        return message
+
+    def retry(self, pod: dict, container: str, now: float) -> bool:
+        """Retry a program's start-up (index creation); return True once it serves."""
+        from aoi.twin.behaviour.boot import mongo_index_problem
+
+        proc = self.process(pod, container)
+        if proc is None or proc.listening:
+            return True
+        app = self.by_name[proc.app]
+        problem = mongo_index_problem(self, pod["metadata"]["namespace"], proc.retry)
+        if not problem:
+            proc.listening, proc.retry = True, ""
+            for _, line in self.runtime.startup_lines(app, proc.program, pod, {"name": container}, now):
+                self._append(pod, container, now, line)
+            return True
+        cpp = "".join(w.capitalize() for w in (proc.component or "").split("-"))
+        self.log(pod, container, now, app, proc.program, "error", "utils_mongodb.h:76:CreateIndex",
+                 f"Error in createIndexes: {problem}")
+        self.log(pod, container, now, app, proc.program, "error", f"{cpp}.cpp:90:main",
+                 "Failed to create mongodb index, try again")
+        return False
+
+    def _append(self, pod: dict, container: str, t: float, line: str) -> None:
+        """Append an already formatted line to a container's current log."""
+        kubelet = self.twin.controllers["kubelet"]
+        run = kubelet.runs.get((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+        state = run.containers.get(container) if run else None
+        if state is not None:
+            kubelet.logs.append(pod["metadata"]["uid"], container, state.restarts, t, line)
+
+
+def install(twin, apps: list[App], seed: int) -> Behaviour:
+    """Attach the behaviour model (and its traffic engine and MongoDB state) to a twin before apps deploy."""
+    from aoi.twin.behaviour.mongo import MongoState
+    from aoi.twin.behaviour.requests import RequestEngine
+    from aoi.twin.behaviour.telemetry import LoadBook, TraceStore
+    from aoi.twin.behaviour.traffic import TrafficController
+
+    twin.extensions["mongo"] = MongoState()
+    behaviour = Behaviour(twin, apps, seed)
+    behaviour.traces, behaviour.load = TraceStore(), LoadBook()
+    behaviour.engine = RequestEngine(behaviour, behaviour.traces, behaviour.load)
+    traffic = TrafficController()
+    traffic.attach(twin)
+    twin.add_controller(traffic)
+    twin.extensions["behaviour"] = behaviour
+    from aoi.twin.behaviour.metrics import BehaviourUsage
+
+    twin.usage = BehaviourUsage(behaviour)
+    return behaviour

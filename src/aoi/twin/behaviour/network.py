@@ -1,0 +1,72 @@
+"""In-cluster networking as a client sees it: DNS, Service ports, endpoints, listening processes, chaos."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aoi.twin.controllers.endpoints import resolve_target_port
+from aoi.twin.podstatus import is_ready
+from aoi.twin.selectors import map_matches
+
+CLUSTER_DOMAIN = "svc.cluster.local"
+
+
+@dataclass
+class Reach:
+    """The outcome of opening a connection to host:port from inside the cluster."""
+
+    ok: bool
+    error: str = ""  # "" | unresolved | refused | timeout
+    service: dict | None = None
+    pod: dict | None = None
+    port: int = 0  # the pod port the connection lands on
+    delay: float = 0.0  # extra latency from network chaos
+    address: str = ""  # the IP:port a client dials
+
+
+def find_service(twin, namespace: str, host: str) -> dict | None:
+    """Resolve a DNS name or ClusterIP to a Service, as the cluster DNS and kube-proxy would."""
+    parts = host.split(".")
+    if parts[0].replace("-", "").isalnum() and not host[0].isdigit():
+        ns = parts[1] if len(parts) > 1 and parts[1] != "svc" else namespace
+        suffix = ".".join(parts[2:])
+        if len(parts) > 2 and suffix not in ("svc", CLUSTER_DOMAIN):
+            return None
+        return twin.get("services", ns, parts[0])
+    for svc in twin.list("services"):
+        if svc["spec"].get("clusterIP") == host:
+            return svc
+    return None
+
+
+def _service_port(svc: dict, port: int) -> dict | None:
+    """Return the Service port entry for a port number."""
+    return next((p for p in svc["spec"].get("ports") or [] if p.get("port") == port), None)
+
+
+def _ready_backends(twin, svc: dict) -> list[dict]:
+    """Return the ready pods behind a Service, ordered by name."""
+    return [p for p in twin.list("pods", svc["metadata"]["namespace"])
+            if map_matches(svc["spec"].get("selector"), p["metadata"].get("labels")) and is_ready(p)]
+
+
+def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0) -> Reach:
+    """Open host:port from a pod in `namespace`; `pick` chooses among ready backends deterministically."""
+    svc = find_service(twin, namespace, host)
+    if svc is None:
+        return Reach(False, "unresolved")
+    address = f"{svc['spec'].get('clusterIP')}:{port}"
+    entry = _service_port(svc, port)
+    if entry is None:
+        return Reach(False, "timeout", svc, address=address)
+    backends = _ready_backends(twin, svc)
+    if not backends:
+        return Reach(False, "refused", svc, address=address)
+    pod = backends[pick % len(backends)]
+    target = resolve_target_port(pod, entry.get("targetPort", port))
+    if target is None or target not in behaviour.listening_ports(pod):
+        return Reach(False, "refused", svc, pod, target or 0, address=address)
+    lost, delay = behaviour.chaos_effect(pod, pick)
+    if lost:
+        return Reach(False, "timeout", svc, pod, target, delay, address)
+    return Reach(True, "", svc, pod, target, delay, address)

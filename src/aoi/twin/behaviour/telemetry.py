@@ -1,0 +1,61 @@
+"""What the observability stack would hold: Jaeger spans and per-container load, and their CSV exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict, deque
+
+from aoi.twin.behaviour.requests import Span
+
+TRACE_COLUMNS = ["trace_id", "span_id", "parent_span", "service_name", "operation_name", "start_time", "duration",
+                 "has_error", "response"]
+BUCKET = 15.0  # seconds: Prometheus' query step in AIOpsLab's exports
+
+
+class TraceStore:
+    """Spans per namespace, bounded like a Jaeger in-memory store."""
+
+    def __init__(self, limit: int = 100_000):
+        self.spans: dict[str, deque[Span]] = defaultdict(lambda: deque(maxlen=limit))
+
+    def add(self, namespace: str, span: Span) -> None:
+        """Keep one span."""
+        self.spans[namespace].append(span)
+
+    def window(self, namespace: str, since: float, until: float) -> list[Span]:
+        """Return the spans of traces that started in [since, until]."""
+        return [s for s in self.spans.get(namespace, ()) if since <= s.start <= until]
+
+    def to_csv(self, namespace: str, since: float, until: float) -> str:
+        """Render spans as AIOpsLab's trace export (times in microseconds, ROOT for root spans)."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(TRACE_COLUMNS)
+        for s in sorted(self.window(namespace, since, until), key=lambda s: (s.start, s.trace_id, s.span_id)):
+            writer.writerow([s.trace_id, s.span_id, s.parent or "ROOT", s.service, s.operation,
+                             int(s.start * 1e6), max(int(s.duration * 1e6), 1), s.error, s.response])
+        return out.getvalue()
+
+
+class LoadBook:
+    """Requests served and their latency, per pod and 15-second bucket (drives CPU and network metrics)."""
+
+    def __init__(self):
+        self.requests: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        self.busy: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+
+    def served(self, pod: dict, t: float, latency: float) -> None:
+        """Count one request served by a pod at time t."""
+        uid, bucket = pod["metadata"]["uid"], int(t // BUCKET)
+        self.requests[uid][bucket] += 1
+        self.busy[uid][bucket] += latency
+
+    def rate(self, uid: str, t: float) -> float:
+        """Return requests per second served by a pod in the bucket holding t."""
+        return self.requests.get(uid, {}).get(int(t // BUCKET), 0) / BUCKET
+
+    def total(self, uid: str, until: float) -> int:
+        """Return all requests a pod served up to time until."""
+        last = int(until // BUCKET)
+        return sum(n for b, n in self.requests.get(uid, {}).items() if b <= last)

@@ -1,0 +1,77 @@
+"""ControllerRevisions: the pod-template history StatefulSets and DaemonSets keep (like pkg/controller/history)."""
+
+from __future__ import annotations
+
+import copy
+
+from aoi.twin import operations
+from aoi.twin.controllers.base import controller_ref, owned_by
+from aoi.twin.ids import template_hash
+
+HASH_LABEL = "controller-revision-hash"
+
+
+def revision_data(template: dict) -> dict:
+    """Return the patch a ControllerRevision stores for a pod template."""
+    tmpl = copy.deepcopy(template)
+    tmpl["$patch"] = "replace"
+    return {"spec": {"template": tmpl}}
+
+
+def revision_hash(owner: dict) -> str:
+    """Return the hash naming the revision of the owner's current template."""
+    collisions = (owner.get("status") or {}).get("collisionCount", 0)
+    return template_hash(revision_data(owner["spec"]["template"]), collisions)
+
+
+def revision_template(rev: dict) -> dict:
+    """Return the pod template a revision holds."""
+    tmpl = copy.deepcopy(rev["data"]["spec"]["template"])
+    tmpl.pop("$patch", None)
+    return tmpl
+
+
+def owned_revisions(twin, owner: dict) -> list[dict]:
+    """Return the owner's ControllerRevisions, oldest revision first."""
+    revs = twin.list("controllerrevisions", owner["metadata"]["namespace"], lambda r: owned_by(r, owner))
+    return sorted(revs, key=lambda r: (r.get("revision", 0), r["metadata"]["name"]))
+
+
+def sync_revision(twin, owner: dict) -> tuple[dict, list[dict]]:
+    """Find or create the revision of the owner's current template; return it and all revisions.
+
+    A template that matches an older revision (a rollback) becomes the newest revision again.
+    """
+    revs = owned_revisions(twin, owner)
+    data = revision_data(owner["spec"]["template"])
+    top = max((r.get("revision", 0) for r in revs), default=0)
+    for rev in revs:
+        if rev["data"] == data:
+            if rev.get("revision", 0) < top:
+                rev["revision"] = top + 1
+                twin.update("controllerrevisions", rev)
+            return rev, owned_revisions(twin, owner)
+    rev = _create(twin, owner, data, top + 1)
+    return rev, owned_revisions(twin, owner)
+
+
+def _create(twin, owner: dict, data: dict, number: int) -> dict:
+    """Create one ControllerRevision named <owner>-<hash>."""
+    h = revision_hash(owner)
+    labels = dict((owner["spec"]["template"].get("metadata") or {}).get("labels") or {})
+    labels[HASH_LABEL] = h
+    meta = {"name": f"{owner['metadata']['name'][:223]}-{h}", "namespace": owner["metadata"]["namespace"],
+            "labels": labels, "ownerReferences": [controller_ref(owner)]}
+    if owner["metadata"].get("annotations"):
+        meta["annotations"] = dict(owner["metadata"]["annotations"])
+    rev = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": meta, "data": data, "revision": number}
+    return operations.create(twin, twin.resource("controllerrevisions"), meta["namespace"], rev)
+
+
+def prune_revisions(twin, owner: dict, revs: list[dict], live: set[str]) -> None:
+    """Delete the oldest revisions beyond revisionHistoryLimit that no live pod or status names."""
+    limit = owner["spec"].get("revisionHistoryLimit", 10)
+    idle = [r for r in revs if r["metadata"]["name"] not in live]
+    for rev in idle[:max(len(idle) - limit, 0)]:
+        operations.delete(twin, twin.resource("controllerrevisions"), rev["metadata"]["namespace"],
+                          rev["metadata"]["name"])

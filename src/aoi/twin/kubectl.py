@@ -1,0 +1,80 @@
+"""Run the real kubectl against a served twin, with a budget of simulated time for commands that wait."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STALL_GRACE = 0.3  # wall seconds a command may keep waiting after simulated time can no longer move
+
+
+@dataclass
+class Completed:
+    """The outcome of one kubectl run."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+def kubectl_binary() -> str:
+    """Return the kubectl on PATH, or explain how to get one."""
+    found = shutil.which("kubectl")
+    if not found:
+        raise FileNotFoundError("kubectl is not on PATH; install kubectl 1.32 (e.g. apt-get install kubectl) "
+                                "or put it on PATH")
+    return found
+
+
+class KubectlRunner:
+    """Run kubectl as one role against a twin.
+
+    In manual time, a command that waits (rollout status, delete, get -w) may pull the twin's clock forward by up to
+    `budget` simulated seconds; once it cannot progress any further it is stopped, as a real command would time out.
+    """
+
+    def __init__(self, twin, kubeconfig: Path, cache_dir: Path, budget: float = 30.0):
+        self.twin = twin
+        self.env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(cache_dir)}
+        self.env.pop("KUBECTL_REMOTE_COMMAND_WEBSOCKETS", None)
+        self.budget = budget
+        self.binary = kubectl_binary()
+
+    def run(self, args: list[str], stdin: bytes | None = None, timeout: float = 30.0) -> Completed:
+        """Run `kubectl ARGS...` and return its output."""
+        with self.twin.lock:
+            self.twin.sim_deadline = self.twin.clock.now() + self.budget
+            self.twin.stalled = False
+        try:
+            proc = subprocess.Popen([self.binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=self.env)
+            out, err, timed_out = self._wait(proc, stdin, timeout)
+        finally:
+            with self.twin.lock:
+                self.twin.sim_deadline = None
+        return Completed(args, proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), timed_out)
+
+    def _wait(self, proc: subprocess.Popen, stdin: bytes | None, timeout: float) -> tuple[bytes, bytes, bool]:
+        """Wait for the process; stop it when it stalls in simulated time or exceeds the wall timeout."""
+        deadline = time.monotonic() + timeout
+        stalled_since = None
+        feed = stdin or b""
+        while True:
+            try:
+                out, err = proc.communicate(input=feed, timeout=0.01)
+                return out, err, False
+            except subprocess.TimeoutExpired:
+                feed = None  # communicate() takes input only on its first call
+            now = time.monotonic()
+            if self.twin.stalled:
+                stalled_since = stalled_since or now
+            if now > deadline or (stalled_since and now - stalled_since > STALL_GRACE):
+                proc.kill()
+                out, err = proc.communicate()
+                return out, err, True
