@@ -62,14 +62,14 @@ def test_secrets_and_jobs_print_their_columns(cluster):
 def test_pods_rows_carry_ready_status_restarts_and_age(cluster):
     table = rows(cluster.ok(f"get pods -n {NS}"))
     assert len(table) == 19
-    geo = next(r for r in table if r[0].startswith("geo-"))
-    assert re.fullmatch(r"geo-[a-z0-9]{8,10}-[a-z0-9]{5}", geo[0])
-    assert geo[1:4] == ["1/1", "Running", "0"]
-    assert re.fullmatch(r"\d+m(\d+s)?", geo[4])
+    frontend = next(r for r in table if r[0].startswith("frontend-"))
+    assert re.fullmatch(r"frontend-[a-z0-9]{8,10}-[a-z0-9]{5}", frontend[0])
+    assert frontend[1:4] == ["1/1", "Running", "0"]
+    assert re.fullmatch(r"\d+m(\d+s)?", frontend[4])
 
 
 def test_wide_adds_ip_and_node(cluster):
-    out = cluster.ok(f"get pods -n {NS} -o wide -l io.kompose.service=geo")
+    out = cluster.ok(f"get pods -n {NS} -o wide -l io.kompose.service=frontend")
     assert words(out.splitlines()[0]) == "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES"
     row = rows(out)[0]
     assert re.fullmatch(r"10\.244\.\d+\.\d+", row[5]) and row[6] == "kind-worker" and row[7:] == ["<none>", "<none>"]
@@ -126,8 +126,10 @@ def test_label_selector(cluster):
 
 
 def test_field_selector(cluster):
-    running = rows(cluster.ok(f"get pods -n {NS} --field-selector status.phase=Running"))
-    assert running and all(r[2] == "Running" for r in running)
+    phases = cluster.ok(["get", "pods", "-A", "--field-selector", "status.phase=Running,metadata.namespace=" + NS,
+                         "-o", "jsonpath={.items[*].status.phase}"]).split()
+    assert len(phases) == 19 and set(phases) == {"Running"}
+    assert cluster.kubectl(f"get pods -n {NS} --field-selector status.phase=Failed").stdout == ""
     node = cluster.ok("get pods -A --field-selector spec.nodeName=kind-control-plane -o name")
     assert "pod/etcd-kind-control-plane" in node.split()
 
@@ -186,9 +188,9 @@ def test_watch_ends_at_the_request_timeout(hotel):
 
 
 def test_watch_streams_table_rows_once_with_one_header(hotel):
-    pod = hotel.ok(f"get pods -n {NS} -l io.kompose.service=geo -o name").strip()
+    pod = hotel.ok(f"get pods -n {NS} -l io.kompose.service=frontend -o name").strip()
     hotel.ok(f"delete {pod} -n {NS} --wait=false")
-    done = hotel.kubectl(f"get pods -n {NS} -l io.kompose.service=geo -w --request-timeout=20s")
+    done = hotel.kubectl(f"get pods -n {NS} -l io.kompose.service=frontend -w --request-timeout=20s")
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and sum(line.startswith("NAME") for line in lines) == 1
     statuses = [words(line).split()[2] for line in lines[1:]]

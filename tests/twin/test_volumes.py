@@ -43,7 +43,9 @@ def delete(twin, resource: str, name: str, ns: str = NS) -> None:
 
 def storage_class(name: str, provisioner: str = "kubernetes.io/no-provisioner", mode: str = "Immediate",
                   default: bool = False, **extra) -> dict:
-    meta = {"name": name, **({"annotations": {"storageclass.kubernetes.io/is-default-class": "true"}} if default else {})}
+    meta = {"name": name}
+    if default:
+        meta["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
     return {"metadata": meta, "provisioner": provisioner, "volumeBindingMode": mode, **extra}
 
 
@@ -211,7 +213,8 @@ def test_an_immediate_class_provisions_a_volume_for_the_claim(twin):
     assert made["spec"]["capacity"] == {"storage": "3Gi"} and made["spec"]["storageClassName"] == "fast"
     assert made["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"] == "openebs.io/local"
     assert made["status"]["phase"] == "Bound" and pvc(twin, "data")["spec"]["volumeName"] == f"pvc-{uid}"
-    assert pvc(twin, "data")["metadata"]["annotations"]["volume.kubernetes.io/storage-provisioner"] == "openebs.io/local"
+    annotations = pvc(twin, "data")["metadata"]["annotations"]
+    assert annotations["volume.kubernetes.io/storage-provisioner"] == "openebs.io/local"
     reasons = [e[1] for e in claim_events(twin, "data")]
     assert reasons == ["ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"]
     delete(twin, "persistentvolumeclaims", "data")

@@ -85,6 +85,10 @@ def events(twin, kind: str, reason: str | None = None) -> list[str]:
     return [e["message"] for e in sorted(evs, key=lambda e: e["metadata"]["name"])]
 
 
+def set_image(workload: dict, image: str) -> None:
+    workload["spec"]["template"]["spec"]["containers"][0]["image"] = image
+
+
 def edit(twin, resource: str, name: str, change) -> None:
     """Update an object as kubectl edit would: copy, change, PUT."""
     obj = copy.deepcopy(twin.get(resource, NS, name))
@@ -166,7 +170,7 @@ def test_statefulset_rolls_a_template_change_from_the_highest_ordinal(twin):
     create(twin, "statefulsets", statefulset())
     twin.advance(30)
     old = twin.get("statefulsets", NS, "web")["status"]["currentRevision"]
-    edit(twin, "statefulsets", "web", lambda s: s["spec"]["template"]["spec"]["containers"][0].update(image="nginx:1.28"))
+    edit(twin, "statefulsets", "web", lambda s: set_image(s, "nginx:1.28"))
     mid = twin.get("statefulsets", NS, "web")["status"]
     assert mid["currentRevision"] == old and mid["updateRevision"] != old
     twin.advance(60)
@@ -183,8 +187,7 @@ def test_statefulset_partition_keeps_lower_ordinals_on_the_old_revision(twin):
     create(twin, "statefulsets", statefulset())
     twin.advance(30)
     edit(twin, "statefulsets", "web", lambda s: (
-        s["spec"]["template"]["spec"]["containers"][0].update(image="nginx:1.28"),
-        s["spec"]["updateStrategy"].update(rollingUpdate={"partition": 2})))
+        set_image(s, "nginx:1.28"), s["spec"]["updateStrategy"].update(rollingUpdate={"partition": 2})))
     twin.advance(60)
     images = {n: p["spec"]["containers"][0]["image"] for n, p in pods(twin).items()}
     assert images == {"web-0": "nginx:1.27", "web-1": "nginx:1.27", "web-2": "nginx:1.28"}
@@ -202,7 +205,8 @@ def test_statefulset_claims_from_volume_claim_templates(twin):
     assert sorted(claims) == ["data-web-0", "data-web-1"]
     assert all(c["status"]["phase"] == "Bound" and not c["metadata"].get("ownerReferences") for c in claims.values())
     assert claims["data-web-0"]["metadata"]["labels"] == {"app": "web"}
-    assert pods(twin)["web-1"]["spec"]["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}}]
+    assert pods(twin)["web-1"]["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}}]
     assert events(twin, "StatefulSet")[:2] == ["create Claim data-web-0 Pod web-0 in StatefulSet web success",
                                                "create Pod web-0 in StatefulSet web successful"]
     operations.delete(twin, twin.resource("statefulsets"), NS, "web")
@@ -271,7 +275,7 @@ def test_daemonset_leaves_a_node_that_gains_an_untolerated_no_execute_taint(twin
 def test_daemonset_rolling_update_replaces_one_node_at_a_time(twin):
     create(twin, "daemonsets", daemonset("proxy", tolerations=[{"operator": "Exists"}]))
     twin.advance(10)
-    edit(twin, "daemonsets", "proxy", lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="nginx:1.28"))
+    edit(twin, "daemonsets", "proxy", lambda d: set_image(d, "nginx:1.28"))
     for _ in range(40):
         ready = [p for p in pods(twin).values() if not p["metadata"].get("deletionTimestamp")
                  and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
@@ -307,7 +311,8 @@ def test_job_runs_completions_with_parallelism_and_completes(twin):
     create(twin, "jobs", job(completions=3, parallelism=2))
     assert len(pods(twin)) == 2
     status = twin.get("jobs", NS, "pi")["status"]
-    assert (status["active"], status["ready"], status["terminating"], status["uncountedTerminatedPods"]) == (2, 0, 0, {})
+    counts = (status["active"], status["ready"], status["terminating"], status["uncountedTerminatedPods"])
+    assert counts == (2, 0, 0, {})
     twin.advance(30)
     status = twin.get("jobs", NS, "pi")["status"]
     assert status["succeeded"] == 3 and "active" not in status and "failed" not in status
@@ -394,7 +399,8 @@ def test_cronjob_creates_a_job_each_scheduled_minute_and_keeps_three(twin):
     status = twin.get("cronjobs", NS, "hello")["status"]
     assert status["lastScheduleTime"] == rfc3339(EPISODE_EPOCH + 300) and "active" not in status
     messages = events(twin, "CronJob")
-    assert messages[:2] == [f"Created job hello-{minute + 1}", f"Saw completed job: hello-{minute + 1}, status: Complete"]
+    assert messages[:2] == [f"Created job hello-{minute + 1}",
+                            f"Saw completed job: hello-{minute + 1}, status: Complete"]
     assert f"Deleted job hello-{minute + 2}" in messages
 
 

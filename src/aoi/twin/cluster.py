@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import heapq
 import threading
 from collections import OrderedDict
@@ -53,6 +54,18 @@ class Twin:
         self.controllers: dict[str, "Controller"] = {}
         self._interest: dict[Resource, list["Controller"]] = {}
         self.store.listeners.append(self._on_change)
+
+    def clone(self, shared: tuple = ()) -> "Twin":
+        """Return an independent copy of this twin (its state, timers, controllers and extensions).
+
+        `shared` lists objects to share instead of copying (immutable data such as the app catalogs).
+        """
+        with self.lock:
+            lock = threading.RLock()
+            memo = {id(self.lock): lock, id(self.store.changed): threading.Condition(lock), id(self.catalog): self.catalog,
+                    id(self.store.log): type(self.store.log)(maxlen=self.store.log.maxlen)}  # watches start afresh
+            memo.update({id(obj): obj for obj in shared})
+            return copy.deepcopy(self, memo)
 
     # --- resources and objects ---
     def resource(self, name: str) -> Resource:

@@ -76,6 +76,13 @@ class LogStore:
         self._logs: dict[tuple[str, str, int], list[tuple[float, int, str]]] = {}
         self._seq = 0
 
+    def __deepcopy__(self, memo) -> "LogStore":
+        """Copy the index; the (time, seq, line) entries are immutable and shared."""
+        new = LogStore()
+        new._logs = {key: list(lines) for key, lines in self._logs.items()}
+        new._seq = self._seq
+        return new
+
     def append(self, uid: str, container: str, instance: int, t: float, line: str) -> None:
         """Add one line written at simulated time t."""
         self._seq += 1

@@ -17,7 +17,15 @@ class TraceStore:
     """Spans per namespace, bounded like a Jaeger in-memory store."""
 
     def __init__(self, limit: int = 100_000):
+        self.limit = limit
         self.spans: dict[str, deque[Span]] = defaultdict(lambda: deque(maxlen=limit))
+
+    def __deepcopy__(self, memo) -> "TraceStore":
+        """Copy the per-namespace queues; spans are immutable and shared."""
+        new = TraceStore(self.limit)
+        for namespace, spans in self.spans.items():
+            new.spans[namespace].extend(spans)
+        return new
 
     def add(self, namespace: str, span: Span) -> None:
         """Keep one span."""

@@ -164,9 +164,18 @@ class DaemonSetController(Controller):
                 delete_owned_pod(twin, ds, pod, COMPONENT)
 
     # --- status ---
+    def _count(self, twin, ds, pod, counts) -> None:
+        """Count a node's daemon pod as scheduled, ready, available and updated."""
+        now, min_ready = twin.clock.now(), ds["spec"].get("minReadySeconds", 0)
+        counts["current"] += 1
+        counts["ready"] += ready_for(pod, now) >= 0
+        counts["available"] += ready_for(pod, now) >= min_ready
+        counts["updated"] += pod["metadata"]["labels"].get(HASH_LABEL) == revision_hash(ds)
+        if 0 <= ready_for(pod, now) < min_ready:  # look again once it has been ready long enough
+            twin.schedule(min_ready - ready_for(pod, now), self.name, (ds["metadata"]["namespace"], ds["metadata"]["name"]))
+
     def _status(self, twin, ds, nodes, by_node) -> None:
         """Report scheduled, ready, available, updated and misscheduled counts."""
-        now, min_ready, current = twin.clock.now(), ds["spec"].get("minReadySeconds", 0), revision_hash(ds)
         counts = dict.fromkeys(("desired", "current", "miss", "ready", "available", "updated"), 0)
         for node in nodes:
             pods = by_node.get(node["metadata"]["name"], [])
@@ -174,13 +183,7 @@ class DaemonSetController(Controller):
             counts["desired"] += should_run
             counts["miss"] += bool(pods) and not should_run
             if should_run and pods:
-                counts["current"] += 1
-                counts["ready"] += ready_for(pods[0], now) >= 0
-                counts["available"] += ready_for(pods[0], now) >= min_ready
-                counts["updated"] += pods[0]["metadata"]["labels"].get(HASH_LABEL) == current
-                if 0 <= ready_for(pods[0], now) < min_ready:  # look again once it has been ready long enough
-                    twin.schedule(min_ready - ready_for(pods[0], now), self.name,
-                                  (ds["metadata"]["namespace"], ds["metadata"]["name"]))
+                self._count(twin, ds, pods[0], counts)
         set_status(twin, "daemonsets", ds, {
             "currentNumberScheduled": counts["current"], "desiredNumberScheduled": counts["desired"],
             "numberAvailable": counts["available"], "numberMisscheduled": counts["miss"],

@@ -95,6 +95,8 @@ class JobController(Controller):
     def _account(self, twin, job, pods, status) -> None:
         """Count finished pods once each, dropping their tracking finalizer."""
         phases = self._gone.pop(job["metadata"]["uid"], [])
+        if condition(job, "SuccessCriteriaMet"):  # pods stopped after success do not count as failures
+            phases = [p for p in phases if p == "Succeeded"]
         for pod in pods:
             if phase(pod) in TERMINAL and TRACKING in (pod["metadata"].get("finalizers") or []):
                 phases.append(phase(pod))
@@ -168,7 +170,10 @@ class JobController(Controller):
         spec, succeeded = job["spec"], status.get("succeeded", 0)
         parallelism = spec.get("parallelism", 1)
         completions = spec.get("completions")
-        want = min(parallelism, completions - succeeded) if completions is not None else (0 if succeeded else parallelism)
+        if completions is None:  # a work queue: stop starting pods once one succeeded
+            want = 0 if succeeded else parallelism
+        else:
+            want = min(parallelism, completions - succeeded)
         for pod in active[want:]:
             delete_owned_pod(twin, job, pod, COMPONENT)
         missing = want - len(active)

@@ -182,8 +182,9 @@ class StatefulSetController(Controller):
                   "readyReplicas": len(ready), "availableReplicas": len(ready) - len(waits),
                   "currentRevision": current["metadata"]["name"], "updateRevision": update["metadata"]["name"],
                   "collisionCount": (sts.get("status") or {}).get("collisionCount", 0)}
-        status["currentReplicas"] = sum(p["metadata"]["labels"].get(HASH_LABEL) == status["currentRevision"] for p in live)
-        status["updatedReplicas"] = sum(p["metadata"]["labels"].get(HASH_LABEL) == status["updateRevision"] for p in live)
+        revisions = [p["metadata"]["labels"].get(HASH_LABEL) for p in live]
+        status["currentReplicas"] = revisions.count(status["currentRevision"])
+        status["updatedReplicas"] = revisions.count(status["updateRevision"])
         rolling = (sts["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
         if rolling and status["updatedReplicas"] == status["replicas"] == status["readyReplicas"]:
             status["currentRevision"], status["currentReplicas"] = status["updateRevision"], status["updatedReplicas"]

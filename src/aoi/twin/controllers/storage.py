@@ -12,6 +12,7 @@ NO_PROVISIONER = "kubernetes.io/no-provisioner"
 # Provisioners the twin runs: name -> (namespace, label, value) of the provisioner's pod (its event source).
 PROVISIONERS = {"rancher.io/local-path": ("local-path-storage", "app", "local-path-provisioner"),
                 "openebs.io/local": ("openebs", "openebs.io/component-name", "openebs-localpv-provisioner")}
+TERMINAL = ("Succeeded", "Failed")
 _UNITS = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 
@@ -67,9 +68,10 @@ def consumer(twin, pvc: dict) -> dict | None:
     """Return a live pod that mounts the claim, if any."""
     ns, name = pvc["metadata"]["namespace"], pvc["metadata"]["name"]
     for pod in twin.list("pods", ns):
-        if pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in TERMINAL:
             continue
-        if any((v.get("persistentVolumeClaim") or {}).get("claimName") == name for v in pod["spec"].get("volumes") or []):
+        claims = [(v.get("persistentVolumeClaim") or {}).get("claimName") for v in pod["spec"].get("volumes") or []]
+        if name in claims:
             return pod
     return None
 

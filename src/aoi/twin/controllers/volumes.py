@@ -37,7 +37,8 @@ class PersistentVolumeController(Controller):
         if res.kind == "PersistentVolumeClaim":
             keys = [(meta["namespace"], meta["name"])]
             volumes = twin.list("persistentvolumes", None, lambda pv: names_claim(pv, obj)) if kind == "DELETED" else []
-            return keys + [("", n) for n in {obj["spec"].get("volumeName")} | {v["metadata"]["name"] for v in volumes} if n]
+            names = {obj["spec"].get("volumeName")} | {v["metadata"]["name"] for v in volumes}
+            return keys + [("", n) for n in sorted(n for n in names if n)]
         if res.kind == "StorageClass":
             return self._pending(twin)
         if kind == "DELETED" or obj["spec"].get("nodeName"):
@@ -74,6 +75,15 @@ class PersistentVolumeController(Controller):
                 operations.delete(twin, twin.resource("persistentvolumes"), "", pv["metadata"]["name"])
         elif pvc["spec"].get("volumeName") == pv["metadata"]["name"]:
             self._phase(twin, "persistentvolumes", pv, "Bound")
+        elif pvc["spec"].get("volumeName") and (pv["metadata"].get("annotations") or {}).get(BOUND_BY_CONTROLLER):
+            self._unbind(twin, pv)  # the claim went to another volume: undo our half of the binding
+
+    def _unbind(self, twin, pv) -> None:
+        """Free a volume the controller had reserved for a claim that got bound elsewhere."""
+        pv["spec"].pop("claimRef", None)
+        pv["metadata"]["annotations"].pop(BOUND_BY_CONTROLLER, None)
+        pv["status"] = {"phase": "Available", "lastPhaseTransitionTime": rfc3339(twin.clock.now())}
+        twin.update("persistentvolumes", pv)
 
     def _phase(self, twin, resource, obj, phase: str) -> None:
         """Set a volume's phase and its transition time."""
@@ -127,18 +137,25 @@ class PersistentVolumeController(Controller):
             pv = twin.get("persistentvolumes", "", name)
             free = pv is not None and (not pv["spec"].get("claimRef") or names_claim(pv, pvc))
             return pv if free and fits(pv, pvc) else None
-        volumes = [v for v in twin.list("persistentvolumes") if not v["metadata"].get("deletionTimestamp") and fits(v, pvc)]
+        volumes = [v for v in twin.list("persistentvolumes")
+                   if not v["metadata"].get("deletionTimestamp") and fits(v, pvc)]
         pre = [v for v in volumes if v["spec"].get("claimRef") and names_claim(v, pvc)]
         if pre:
             return pre[0]
         cls_name = pvc["spec"].get("storageClassName") or ""
         cls = twin.get("storageclasses", "", cls_name) if cls_name else None
         if cls and cls.get("volumeBindingMode") == "WaitForFirstConsumer" and consumer(twin, pvc) is None:
-            return None
-        free = [v for v in volumes if not v["spec"].get("claimRef") and (v.get("status") or {}).get("phase") ==
-                "Available" and (v["spec"].get("storageClassName") or "") == cls_name
-                and (not pvc["spec"].get("selector") or selector_matches(pvc["spec"]["selector"], v["metadata"].get("labels")))]
-        return min(free, key=lambda v: (quantity(v["spec"]["capacity"].get("storage")), v["metadata"]["name"]), default=None)
+            return None  # delayed binding: only once a pod uses the claim
+        free = [v for v in volumes if self._free_for(v, pvc, cls_name)]
+        return min(free, key=lambda v: (quantity(v["spec"]["capacity"].get("storage")), v["metadata"]["name"]),
+                   default=None)
+
+    def _free_for(self, pv, pvc, cls_name: str) -> bool:
+        """Tell whether an unclaimed Available volume suits the claim's class and selector."""
+        selector = pvc["spec"].get("selector")
+        return (not pv["spec"].get("claimRef") and (pv.get("status") or {}).get("phase") == "Available"
+                and (pv["spec"].get("storageClassName") or "") == cls_name
+                and (not selector or selector_matches(selector, pv["metadata"].get("labels"))))
 
     def _bind(self, twin, pvc, pv) -> None:
         """Point the volume at the claim and the claim at the volume, both Bound."""
@@ -165,10 +182,12 @@ class PersistentVolumeController(Controller):
             self._note(twin, pvc, "Normal", "FailedBinding",
                        "no persistent volumes available for this claim and no storage class is set")
         elif cls is None:
-            self._note(twin, pvc, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{cls_name}" not found')
+            self._note(twin, pvc, "Warning", "ProvisioningFailed",
+                       f'storageclass.storage.k8s.io "{cls_name}" not found')
         elif cls.get("volumeBindingMode") == "WaitForFirstConsumer" and (
                 consumer(twin, pvc) is None or cls.get("provisioner") == NO_PROVISIONER):
-            self._note(twin, pvc, "Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding")
+            self._note(twin, pvc, "Normal", "WaitForFirstConsumer",
+                       "waiting for first consumer to be created before binding")
         elif cls.get("provisioner") == NO_PROVISIONER:
             self._note(twin, pvc, "Warning", "ProvisioningFailed", f"no volume plugin matched name: {NO_PROVISIONER}")
         else:
@@ -189,12 +208,14 @@ class PersistentVolumeController(Controller):
 
     def _provision(self, twin, pvc, cls) -> None:
         """Create the claim's volume pvc-<uid> as the provisioner would, then bind it."""
-        node = (pvc["metadata"].get("annotations") or {}).get(SELECTED_NODE) or pick_node(twin, consumer(twin, pvc), node_reason)
+        node = ((pvc["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+                or pick_node(twin, consumer(twin, pvc), node_reason))
         if cls.get("volumeBindingMode") == "WaitForFirstConsumer" and node:
             pvc["metadata"]["annotations"][SELECTED_NODE] = node
         source = provisioner_identity(twin, cls["provisioner"])
         ref = f"{pvc['metadata']['namespace']}/{pvc['metadata']['name']}"
-        twin.record(pvc, "Normal", "Provisioning", f'External provisioner is provisioning volume for claim "{ref}"', source)
+        twin.record(pvc, "Normal", "Provisioning", f'External provisioner is provisioning volume for claim "{ref}"',
+                    source)
         pv = operations.create(twin, twin.resource("persistentvolumes"), "", provisioned_volume(pvc, cls, node))
         twin.record(pvc, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv['metadata']['name']}",
                     source)

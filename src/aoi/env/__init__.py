@@ -1,0 +1,5 @@
+"""The environment agents and RL see: AIOpsLab's problems, actions and scoring on the twin (or a real cluster)."""
+
+from aoi.env.core import Env, make
+
+__all__ = ["Env", "make"]

@@ -1,0 +1,144 @@
+"""The environment: Gymnasium-style reset/step over one AIOpsLab problem, with AIOpsLab's actions and scoring."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from aoi.env.parser import ParseError, parse
+from aoi.env.prompts import task_prompt
+from aoi.problems.model import Problem
+from aoi.problems.registry import make as make_problem
+
+NEXT = "Please take the next action"
+SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALID_SUBMISSION)
+SECONDS_PER_STEP = 15.0
+SUBMITTERS = (None, "observer", "admin")
+
+
+def make(problem_id: str, backend: str = "twin", seed: int = 0, target: str | None = None, max_steps: int = 30,
+         workdir: str | Path | None = None) -> "Env":
+    """Create the environment of one problem.
+
+    Example:
+        >>> env = make("k8s_target_port-misconfig-detection-1")  # doctest: +SKIP
+        >>> text = env.reset()  # doctest: +SKIP
+    """
+    problem = make_problem(problem_id, target)
+    problem.require_backend(backend)
+    if backend != "twin":
+        raise ValueError(f"backend {backend!r} is not available here; use backend='twin' (the aiopslab backend "
+                         f"needs AIOpsLab and a cluster: see `aoi aiopslab --help`)")
+    return Env(problem, seed=seed, max_steps=max_steps, workdir=workdir)
+
+
+class Env:
+    """One problem on one backend: reset() starts an episode, step() plays one action."""
+
+    def __init__(self, problem: Problem, seed: int = 0, max_steps: int = 30, workdir: str | Path | None = None,
+                 seconds_per_step: float = SECONDS_PER_STEP):
+        from aoi.env.twin_backend import TwinBackend
+
+        self.problem = problem
+        self.seed = seed
+        self.max_steps = max_steps
+        self.seconds_per_step = seconds_per_step
+        self._owns_dir = workdir is None
+        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="aoi-episode-"))
+        self.backend = TwinBackend(seed, self.workdir)
+        self.trace: list[dict] = []
+        self.steps = 0
+        self.done = False
+        self.results: dict | None = None
+
+    # --- Gymnasium API ---
+    def reset(self) -> str:
+        """Start a fresh episode: deploy, inject, start the workload; return the task text."""
+        self.backend.start(self.problem)
+        self.trace, self.steps, self.done, self.results = [], 0, False, None
+        self.started_at = self.backend.now()
+        self.wall_started = time.monotonic()
+        description, instructions, actions = task_prompt(self.problem)
+        self.description, self.instructions, self.actions = description, instructions, actions
+        docs = "\n\n".join(f"{name}:\n{doc}" for name, doc in actions.items())
+        return f"{description}\n\n{instructions}\n\nAvailable actions:\n\n{docs}"
+
+    def step(self, action_text: str, role: str | None = None) -> tuple[str, float, bool, bool, dict]:
+        """Play one action; return (observation, reward, terminated, truncated, info)."""
+        if self.done:
+            raise RuntimeError("the episode is over; call reset() to start another")
+        if role not in ("observer", "admin", "probe", "executor", None):
+            raise ValueError(f"unknown role {role!r}; use None, 'observer', 'probe' or 'executor'")
+        self.steps += 1
+        self.trace.append({"role": "assistant", "content": action_text})
+        observation, submitted, solution = self._act(action_text, role)
+        self.trace.append({"role": "env", "content": observation})
+        self.backend.tick(self.seconds_per_step)
+        terminated, truncated = submitted, not submitted and self.steps >= self.max_steps
+        info = {"steps": self.steps, "role": role, "sim_time": self.backend.now() - self.started_at}
+        if terminated or truncated:
+            self.results = self._evaluate(solution if submitted else None)
+            info["results"] = self.results
+            info["wall_seconds"] = round(time.monotonic() - self.wall_started, 3)
+            self.done = True
+            reward = 1.0 if self.results.get("success") or self.results.get("Detection Accuracy") == "Correct" else 0.0
+            return observation, reward, terminated, truncated, info
+        return f"{observation}\n{NEXT}", 0.0, False, False, info
+
+    def close(self) -> None:
+        """Stop the backend and remove the episode folder when it was a temporary one."""
+        self.backend.close()
+        if self._owns_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # --- actions ---
+    def _act(self, action_text: str, role: str | None) -> tuple[str, bool, object]:
+        """Parse and run one action; return (observation, submitted, solution)."""
+        try:
+            action = parse(action_text)
+        except ParseError as exc:
+            return str(exc), False, None
+        if action.api == "submit":
+            if role not in SUBMITTERS:
+                return f"Error: the {role} role cannot submit; only the observer submits.", False, None
+            return SUBMITTED, True, action.args[0] if len(action.args) == 1 else list(action.args)
+        handler = getattr(self, f"_do_{action.api}", None)
+        if handler is None:
+            return f"Invalid action: {action.api}", False, None
+        try:
+            return handler(*action.args, role=role, **action.kwargs), False, None
+        except TypeError as exc:  # wrong arguments: answer like AIOpsLab, naming the action
+            return str(exc).replace("Env._do_", "").replace("_do_", ""), False, None
+
+    def _do_exec_shell(self, command: str, timeout: int = 30, role=None) -> str:
+        return self.backend.exec_shell(command, role, float(timeout))
+
+    def _do_get_logs(self, namespace: str, service: str, role=None) -> str:
+        return self.backend.get_logs(namespace, service, role)
+
+    def _do_get_metrics(self, namespace: str, duration: int = 5, role=None) -> str:
+        return self.backend.get_metrics(namespace, int(duration))
+
+    def _do_get_traces(self, namespace: str, duration: int = 5, role=None) -> str:
+        return self.backend.get_traces(namespace, int(duration))
+
+    def _do_read_metrics(self, file_path: str, role=None) -> str:
+        return self.backend.read_export(file_path, "metrics")
+
+    def _do_read_traces(self, file_path: str, role=None) -> str:
+        return self.backend.read_export(file_path, "traces")
+
+    # --- scoring ---
+    def _evaluate(self, solution) -> dict:
+        """Judge the episode with AIOpsLab's rules plus the strict verdict."""
+        from aoi.env.scoring import score
+        from aoi.problems.oracles import judge
+
+        mitigation = None
+        if self.problem.task_type == "mitigation":
+            self.backend.settle()
+            mitigation = judge(self.problem, self.backend.admin_kubeconfig())
+        duration = self.backend.now() - self.started_at
+        return score(self.problem, solution, self.trace, duration, mitigation)

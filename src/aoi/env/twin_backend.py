@@ -1,0 +1,166 @@
+"""The twin backend: a settled app cloned per episode, served over HTTPS, faulted through the Kubernetes API."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kubernetes import client as k8s
+
+from aoi.env import shell, telemetry
+from aoi.faults import Kube
+from aoi.faults import get as get_injector
+from aoi.problems.model import Problem
+from aoi.twin import build_twin
+from aoi.twin.behaviour import metrics
+from aoi.twin.catalog import load_app
+from aoi.twin.kubectl import KubectlRunner
+from aoi.twin.serving import serve, write_kubeconfigs
+
+INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward (namespace deletion, rollouts)
+AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
+SETTLE_LIMIT = 120.0  # simulated seconds allowed for the system to settle before mitigation is judged
+ROLES = {None: "admin", "observer": "admin", "admin": "admin", "probe": "probe", "executor": "executor"}
+
+
+@functools.lru_cache(maxsize=6)
+def base_twin(app: str, seed: int):
+    """Return a settled twin running one app (built once per process and app/seed, then cloned)."""
+    return build_twin([app], seed=seed)
+
+
+@contextlib.contextmanager
+def sim_budget(twin, seconds: float):
+    """Let API waits (watches) pull the twin's clock forward by up to `seconds` while the block runs."""
+    with twin.lock:
+        twin.sim_deadline, twin.stalled = twin.clock.now() + seconds, False
+    try:
+        yield
+    finally:
+        with twin.lock:
+            twin.sim_deadline = None
+
+
+class TwinBackend:
+    """Run one problem on a private twin."""
+
+    name = "twin"
+
+    def __init__(self, seed: int, workdir: Path):
+        self.seed = seed
+        self.workdir = workdir
+        self.twin = None
+        self.server = None
+
+    # --- lifecycle ---
+    def start(self, problem: Problem) -> None:
+        """Clone the settled app, serve it, inject the fault and start the workload."""
+        self.close()
+        shared = [load_app(problem.app), load_app("platform")]
+        self.twin = base_twin(problem.app, self.seed).clone(shared)
+        self.server = serve(self.twin)
+        self.kubeconfigs = write_kubeconfigs(self.twin, self.server.url, self.workdir / "kubeconfigs")
+        cache = self.workdir / "kubecache"
+        self.runners = {role: KubectlRunner(self.twin, path, cache) for role, path in self.kubeconfigs.items()}
+        self.kube = Kube.from_kubeconfig(self.kubeconfigs["admin"], clock=self.twin.clock.now)
+        fault = problem.fault
+        with sim_budget(self.twin, INJECT_BUDGET):
+            get_injector(fault.mechanism).inject(self.kube, fault.namespace, fault.target, **dict(fault.params))
+        self.twin.advance(AFTER_INJECT)
+        if problem.workload is not None:
+            self._start_workload(problem)
+
+    def _start_workload(self, problem: Problem) -> None:
+        """Create AIOpsLab's wrk2 Job in `default`, aimed at the workload's Service."""
+        w = problem.workload
+        svc = self.kube.service(problem.namespace, w.service)
+        args = ["wrk", "-D", w.dist, "-t", str(w.threads), "-c", str(w.connections), "-d", f"{w.duration}s", "-L",
+                "-s", f"/scripts/{Path(w.script).name}", w.url(svc["spec"]["clusterIP"]), "-R", str(w.rate),
+                "--latency"]
+        cm = {"metadata": {"name": "wrk2-payload-script", "namespace": "default"},
+              "data": {Path(w.script).name: f"-- {Path(w.script).name}: the workload's request mix\n"}}
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "wrk2-job", "namespace": "default"},
+               "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                   {"name": "wrk2", "image": "deathstarbench/wrk2-client:latest", "args": args,
+                    "volumeMounts": [{"name": "wrk2-scripts", "mountPath": "/scripts"}]}],
+                   "volumes": [{"name": "wrk2-scripts", "configMap": {"name": "wrk2-payload-script"}}]}}}}
+        self.kube.call(self.kube.core.create_namespaced_config_map, "default", cm)
+        self.kube.call(k8s.BatchV1Api(self.kube.api_client).create_namespaced_job, "default", job)
+
+    def close(self) -> None:
+        """Stop serving the episode's twin."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    # --- time ---
+    def now(self) -> float:
+        """Return the twin's clock."""
+        return self.twin.clock.now()
+
+    def tick(self, seconds: float) -> None:
+        """Let simulated time pass (each action costs some)."""
+        self.twin.advance(seconds)
+
+    def settle(self) -> None:
+        """Let the system settle (bounded), as AIOpsLab waits for readiness before judging mitigation."""
+        from aoi.twin.podstatus import is_ready
+
+        end = self.now() + SETTLE_LIMIT
+        while self.now() < end:
+            self.twin.advance(5.0)
+            pods = [p for p in self.twin.list("pods") if p["status"].get("phase") not in ("Succeeded", "Failed")]
+            if all(is_ready(p) for p in pods):
+                return
+
+    # --- actions ---
+    def exec_shell(self, command: str, role: str | None, timeout: float = 30.0) -> str:
+        """Run exec_shell as a role."""
+        runner = self.runners[ROLES[role]]
+
+        def run(args: list[str], limit: float):
+            done = runner.run(args, timeout=limit)
+            return done.stdout, done.stderr, done.returncode, done.timed_out
+
+        return shell.exec_shell(command, run, self.now(), timeout)
+
+    def get_logs(self, namespace: str, service: str, role: str | None) -> str:
+        """Return the full log of the first pod of a service (AIOpsLab's label rules)."""
+        selector = telemetry.log_selector(namespace, service)
+        runner = self.runners[ROLES[role]]
+        if selector is None:
+            return telemetry.MISSING_LOGS
+        pods = runner.run(["get", "pods", "-n", namespace, "-l", selector, "-o", "name"])
+        names = pods.stdout.split()
+        if pods.returncode != 0 or not names:
+            return telemetry.MISSING_LOGS
+        logs = runner.run(["logs", names[0], "-n", namespace])
+        return logs.stdout if logs.returncode == 0 else telemetry.MISSING_LOGS
+
+    def _stamp(self) -> str:
+        return datetime.fromtimestamp(self.now(), tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
+
+    def get_metrics(self, namespace: str, duration: int = 5) -> str:
+        """Export the last `duration` minutes of container metrics as CSV files."""
+        folder = self.workdir / "metrics_output" / f"metric_{self._stamp()}"
+        metrics.export(self.twin, namespace, self.now() - duration * 60, self.now(), folder)
+        return telemetry.metrics_message(folder)
+
+    def get_traces(self, namespace: str, duration: int = 5) -> str:
+        """Export the last `duration` minutes of traces as one CSV file."""
+        folder = self.workdir / "trace_output"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"traces_{int(self.now())}.csv"
+        traces = self.twin.extensions["behaviour"].traces
+        path.write_text(traces.to_csv(namespace, self.now() - duration * 60, self.now()))
+        return telemetry.traces_message(path)
+
+    def read_export(self, file_path: str, kind: str) -> str:
+        """Read back an exported CSV file."""
+        return telemetry.read_export(file_path, self.workdir, kind)
+
+    def admin_kubeconfig(self) -> Path:
+        """Return the admin kubeconfig (oracles read the cluster with it)."""
+        return self.kubeconfigs["admin"]
