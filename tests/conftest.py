@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from aoi.twin import build_twin
+from aoi.twin.catalog import load_app
 from aoi.twin.kubectl import Completed, KubectlRunner
 from aoi.twin.serving import serve, write_kubeconfigs
 
@@ -47,9 +48,16 @@ def cluster(tmp_path_factory) -> Served:
     served.close()
 
 
+@pytest.fixture(scope="session")
+def settled_hotel():
+    """A HotelReservation twin built once per session, never served: `hotel` hands out clones of it."""
+    return build_twin(["hotel-reservation"], seed=0)
+
+
 @pytest.fixture
-def hotel(tmp_path) -> Served:
-    """A private HotelReservation twin for tests that change things."""
-    served = Served(build_twin(["hotel-reservation"], seed=0), tmp_path)
+def hotel(settled_hotel, tmp_path) -> Served:
+    """A private HotelReservation twin for tests that change things (a clone: same state as a fresh build)."""
+    shared = [load_app("hotel-reservation"), load_app("platform")]
+    served = Served(settled_hotel.clone(shared), tmp_path)
     yield served
     served.close()

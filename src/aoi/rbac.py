@@ -17,6 +17,10 @@ READABLE = {
     "batch": ["jobs", "cronjobs"],
     "autoscaling": ["horizontalpodautoscalers"],
     "discovery.k8s.io": ["endpointslices"],
+    "networking.k8s.io": ["networkpolicies", "ingresses", "ingressclasses"],
+    "policy": ["poddisruptionbudgets"],
+    "scheduling.k8s.io": ["priorityclasses"],
+    "apiextensions.k8s.io": ["customresourcedefinitions"],
     "coordination.k8s.io": ["leases"],
     "storage.k8s.io": ["storageclasses"],
     "rbac.authorization.k8s.io": ["roles", "rolebindings", "clusterroles", "clusterrolebindings"],
@@ -30,6 +34,8 @@ WRITABLE = {
              "statefulsets/scale", "daemonsets"],
     "batch": ["jobs", "cronjobs"],
     "autoscaling": ["horizontalpodautoscalers"],
+    "networking.k8s.io": ["networkpolicies", "ingresses"],
+    "policy": ["poddisruptionbudgets"],
     "chaos-mesh.org": ["podchaos", "networkchaos"],
 }
 # Cluster-scoped changes the executor needs for repairs; never delete, never RBAC.

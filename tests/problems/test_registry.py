@@ -131,8 +131,8 @@ def test_noop_expects_no_and_takes_no_target():
 
 
 def test_faults_of_the_reference_problems():
-    assert dict(make("k8s_target_port-misconfig-mitigation-2").fault.params) == {"target_port": 9999,
-                                                                                  "original_target_port": 9090}
+    port = make("k8s_target_port-misconfig-mitigation-2").fault
+    assert (dict(port.params), dict(port.expect)) == ({"port": 9999}, {"original_target_port": 9090})
     assert make("astronomy_shop_payment_service_failure-detection-1").fault.params["variant"] == "100%"
     assert make("astronomy_shop_image_slow_load-detection-1").fault.params["variant"] == "10sec"
     chaos = make("pod_failure_hotel_res-detection-1").fault
@@ -140,12 +140,17 @@ def test_faults_of_the_reference_problems():
     assert make("pod_kill_hotel_res-detection-1").fault.params["action"] == "pod-failure"
     assert make("container_kill-detection").fault.params["container_names"] == ["hotel-reserv-geo"]
     assert make("network_delay_hotel_res-localization-1").fault.params["latency"] == "10s"
-    wrong_bin = make("wrong_bin_usage-mitigation-1").fault.params
-    assert (wrong_bin["command"], wrong_bin["original_command"]) == (["geo"], ["profile"])
-    assert make("misconfig_app_hotel_res-mitigation-1").fault.params["original_image"] == \
-        "yinfangchen/hotelreservation:latest"
+    wrong_bin = make("wrong_bin_usage-mitigation-1").fault
+    assert dict(wrong_bin.params) == {"container": "hotel-reserv-profile", "value": ["geo"]}
+    assert wrong_bin.expect["original_command"] == ["profile"]
+    image = make("misconfig_app_hotel_res-mitigation-1").fault
+    assert dict(image.params) == {"container": "hotel-reserv-geo", "value": "yinfangchen/geo:app3"}
+    assert image.expect["original_image"] == "yinfangchen/hotelreservation:latest"
+    assert dict(make("assign_to_non_existent_node_social_net-mitigation-1").fault.params) == {"node": "extra-node"}
+    assert dict(make("astronomy_shop_cart_service_failure-detection-1").fault.params) == {"variant": "on"}
     assert make("redeploy_without_PV-mitigation-1").fault.mechanism == "redeploy_without_pv"
-    assert make("revoke_auth_mongodb-mitigation-2").fault.params["db"] == "rate-db"
+    revoke = make("revoke_auth_mongodb-mitigation-2").fault
+    assert dict(revoke.params) == {} and (revoke.expect["db"], revoke.expect["dependents"]) == ("rate-db", ["rate"])
 
 
 def test_workloads():
@@ -165,15 +170,16 @@ def test_parametric_targets():
     assert make("scale_pod_zero_social_net-mitigation-1", target="jaeger").fault.target == "jaeger"
     assert make("revoke_auth_mongodb-localization-1", target="mongodb-rate").answers.localization == \
         ("mongodb-rate", "rate")
-    tls = make("auth_miss_mongodb-mitigation-1", target="user-mongodb").fault.params
+    tls = make("auth_miss_mongodb-mitigation-1", target="user-mongodb").fault.expect
     assert tls["configmap"] == "user-mongodb" and set(tls["dependents"]) == {"user-mention-service", "user-service"}
-    image = make("misconfig_app_hotel_res-mitigation-1", target="rate").fault.params
-    assert image["container"] == "hotel-reserv-rate" and image["image"] == "yinfangchen/geo:app3"
-    assert make("wrong_bin_usage-mitigation-1", target="geo").fault.params["command"] != ["geo"]
-    assert make("pod_failure_hotel_res-localization-1", target="frontend").fault.params["selector"] == \
-        {"io.kompose.service": "frontend"}
+    image = make("misconfig_app_hotel_res-mitigation-1", target="rate").fault
+    assert image.params["container"] == "hotel-reserv-rate" and image.params["value"] == "yinfangchen/geo:app3"
+    assert make("wrong_bin_usage-mitigation-1", target="geo").fault.params["value"] == ["frontend"]
+    chaos = make("container_kill-localization", target="frontend").fault
+    assert chaos.params["container_names"] == ["hotel-reserv-frontend"]
+    assert chaos.expect["selector"] == {"io.kompose.service": "frontend"}
     cart = make("astronomy_shop_ad_service_failure-localization-1", target="cartFailure")
-    assert cart.answers.localization == ("cart",) and cart.fault.params["flag"] == "cartFailure"
+    assert cart.answers.localization == ("cart",) and cart.fault.target == "cartFailure"
 
 
 def test_flag_targets_come_from_the_flagd_configmap():
@@ -193,3 +199,24 @@ def test_incompatible_target_lists_the_valid_ones():
 def test_doctests():
     for module in (registry, targets, build):
         assert doctest.testmod(module).failed == 0
+
+
+def test_every_twin_fault_has_an_injector():
+    faults = pytest.importorskip("aoi.faults")
+    for problem in list_problems():
+        if problem.backend == "twin":
+            assert problem.fault.mechanism in faults.REGISTRY, problem.id
+
+
+def test_cli_list_and_show():
+    from typer.testing import CliRunner
+
+    from aoi.problems.cli import problems_app
+
+    runner = CliRunner()
+    listed = runner.invoke(problems_app, ["list", "--task-type", "analysis", "--app", "hotel-reservation"])
+    assert listed.exit_code == 0 and "7 problems" in listed.output and "redeploy_without_PV-analysis-1" in listed.output
+    shown = runner.invoke(problems_app, ["show", "revoke_auth_mongodb-mitigation-2"])
+    assert shown.exit_code == 0 and "mongodb-rate" in shown.output and "mongo_revoke" in shown.output
+    bad = runner.invoke(problems_app, ["show", "wrong_bin_usage-mitigation-1", "--target", "consul"])
+    assert bad.exit_code != 0 and "not a valid target" in bad.output

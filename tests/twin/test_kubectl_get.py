@@ -51,12 +51,18 @@ def test_cluster_resources_print_kubernetes_columns(cluster, kind):
     assert len(out.splitlines()) > 1
 
 
-def test_secrets_and_jobs_print_their_columns(cluster):
+def test_secrets_print_their_columns(cluster):
     secrets = cluster.ok("get secrets -n astronomy-shop")
     assert words(secrets.splitlines()[0]) == "NAME TYPE DATA AGE"
     assert rows(secrets)[0][:3] == ["grafana", "Opaque", "3"]
-    jobs = cluster.kubectl("get jobs -n default")
-    assert jobs.returncode == 0 and (jobs.stdout.startswith("NAME") or "No resources found" in jobs.stderr)
+
+
+def test_jobs_print_their_columns(hotel):
+    hotel.ok(["create", "job", "once", "-n", NS, "--image=busybox", "--", "sh", "-c", "echo ok"])
+    hotel.twin.advance(10)
+    out = hotel.ok(f"get jobs -n {NS} -o wide")
+    assert words(out.splitlines()[0]) == "NAME STATUS COMPLETIONS DURATION AGE CONTAINERS IMAGES SELECTOR"
+    assert rows(out)[0][:3] == ["once", "Complete", "1/1"] and rows(out)[0][6] == "busybox"
 
 
 def test_pods_rows_carry_ready_status_restarts_and_age(cluster):
@@ -195,3 +201,36 @@ def test_watch_streams_table_rows_once_with_one_header(hotel):
     assert done.returncode == 0 and sum(line.startswith("NAME") for line in lines) == 1
     statuses = [words(line).split()[2] for line in lines[1:]]
     assert "Terminating" in statuses and statuses[-1] == "Running" and len(lines) > 3
+
+
+def test_policy_types_every_cluster_serves(cluster):
+    for kind in ("networkpolicies", "ingresses", "poddisruptionbudgets"):
+        done = cluster.kubectl(f"get {kind} -A")
+        assert done.returncode == 0 and done.stderr.strip() == "No resources found"
+    classes = rows(cluster.ok("get priorityclasses"))
+    assert [r[:3] for r in classes] == [["system-cluster-critical", "2000000000", "false"],
+                                       ["system-node-critical", "2000001000", "false"]]
+    assert [r[0] for r in rows(cluster.ok("get crd"))] == ["networkchaos.chaos-mesh.org", "podchaos.chaos-mesh.org"]
+
+
+def test_api_resources(cluster):
+    out = cluster.ok("api-resources")
+    assert words(out.splitlines()[0]) == "NAME SHORTNAMES APIVERSION NAMESPACED KIND"
+    table = {words(line) for line in out.splitlines()[1:]}
+    assert {"pods po v1 true Pod", "deployments deploy apps/v1 true Deployment",
+            "nodes no v1 false Node", "endpointslices discovery.k8s.io/v1 true EndpointSlice"} <= table
+    cluster_scoped = cluster.ok("api-resources --namespaced=false -o name").split()
+    assert {"namespaces", "nodes", "persistentvolumes", "storageclasses.storage.k8s.io"} <= set(cluster_scoped)
+
+
+def test_version(cluster):
+    out = cluster.ok("version")
+    assert "Server Version: v1.32.0" in out.splitlines()
+    assert json.loads(cluster.ok("version -o json"))["serverVersion"]["minor"] == "32"
+
+
+def test_cluster_info(cluster):
+    lines = cluster.ok("cluster-info").splitlines()
+    url = cluster.server.url
+    assert lines[0] == f"Kubernetes control plane is running at {url}"
+    assert lines[1] == f"CoreDNS is running at {url}/api/v1/namespaces/kube-system/services/kube-dns:dns/proxy"

@@ -125,6 +125,17 @@ COLUMNS = {
     "controllerrevisions.apps": [("Name", "string", 0), ("Controller", "string", 0), ("Revision", "string", 0),
                                  ("Age", "string", 0)],
     "podchaos.chaos-mesh.org": [("Name", "string", 0), ("Age", "date", 0)],
+    "networkpolicies.networking.k8s.io": [("Name", "string", 0), ("Pod-Selector", "string", 0), ("Age", "string", 0)],
+    "ingresses.networking.k8s.io": [("Name", "string", 0), ("Class", "string", 0), ("Hosts", "string", 0),
+                                    ("Address", "string", 0), ("Ports", "string", 0), ("Age", "string", 0)],
+    "ingressclasses.networking.k8s.io": [("Name", "string", 0), ("Controller", "string", 0),
+                                         ("Parameters", "string", 0), ("Age", "string", 0)],
+    "poddisruptionbudgets.policy": [("Name", "string", 0), ("Min Available", "string", 0),
+                                    ("Max Unavailable", "string", 0), ("Allowed Disruptions", "integer", 0),
+                                    ("Age", "string", 0)],
+    "priorityclasses.scheduling.k8s.io": [("Name", "string", 0), ("Value", "integer", 0),
+                                          ("Global-Default", "boolean", 0), ("Age", "string", 0),
+                                          ("Preemption-Policy", "string", 0)],
 }
 
 

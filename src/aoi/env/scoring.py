@@ -148,8 +148,9 @@ def score(problem: Problem, solution: Any, trace: Iterable, duration: float,
     Example:
         >>> from aoi.problems import make
         >>> trace = [{"role": "assistant", "content": "```\\nsubmit(\\"Yes\\")\\n```"}, {"role": "env", "content": "1"}]
-        >>> score(make("noop_detection_hotel_reservation-1"), "Yes", trace, 2.5)
-        {'Detection Accuracy': 'Incorrect', 'TTD': 2.5, 'steps': 1, 'in_tokens': 1, 'out_tokens': 7, 'strict_success': False}
+        >>> results = score(make("noop_detection_hotel_reservation-1"), "Yes", trace, 2.5)
+        >>> list(results.items())[:3], results["strict_success"]
+        ([('Detection Accuracy', 'Incorrect'), ('TTD', 2.5), ('steps', 1)], False)
     """
     trace = list(trace)
     common = {TIME_KEYS[problem.task_type]: duration, "steps": steps(trace), "in_tokens": in_tokens(trace),

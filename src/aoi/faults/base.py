@@ -109,4 +109,5 @@ def container_of(deployment: dict, container: str | None) -> dict:
         if c["name"] == container:
             return c
     names = ", ".join(c["name"] for c in containers)
-    raise ValueError(f"deployment {deployment['metadata']['name']} has no container {container!r}; choose one of: {names}")
+    raise ValueError(f"deployment {deployment['metadata']['name']} has no container {container!r}; "
+                     f"choose one of: {names}")

@@ -80,7 +80,8 @@ class NetworkChaos(ChaosObject):
     kind, plural, actions = "NetworkChaos", "networkchaos", ("loss", "delay")
 
     def spec(self, kube, namespace, target, action, options):
+        correlation = str(options.get("correlation", "100"))
         if action == "loss":
-            return {"loss": {"loss": str(options.get("loss", "99")), "correlation": str(options.get("correlation", "100"))}}
-        return {"delay": {"latency": options.get("latency", "10s"), "correlation": str(options.get("correlation", "100")),
+            return {"loss": {"loss": str(options.get("loss", "99")), "correlation": correlation}}
+        return {"delay": {"latency": options.get("latency", "10s"), "correlation": correlation,
                           "jitter": options.get("jitter", "0ms")}}

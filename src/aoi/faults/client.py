@@ -133,7 +133,12 @@ class Kube:
             if ws.is_open():
                 raise TimeoutError(f"exec {argv} in {namespace}/{pod} did not finish within {timeout}s; "
                                    "raise the timeout or check the container")
-            return ws.returncode, ws.read_stdout() or "", ws.read_stderr() or ""
+            out, err = ws.read_stdout() or "", ws.read_stderr() or ""
+            try:
+                return ws.returncode, out, err
+            except (TypeError, KeyError, ValueError) as exc:  # no Status on the error channel
+                raise RuntimeError(f"exec {argv} in {namespace}/{pod} ended without an exit status; "
+                                   f"check `kubectl describe pod {pod} -n {namespace}`") from exc
         finally:
             ws.close()
 
@@ -155,14 +160,19 @@ class Kube:
                            f"`kubectl get ns {name} -o yaml` (a manual-time twin needs a simulated-time budget)")
 
     def _watch_until_deleted(self, name: str, rv: str) -> bool:
-        """Watch one slice from rv; return True when the namespace's DELETED event arrives."""
-        w = watch.Watch()
-        for event in w.stream(self.core.list_namespace, field_selector=f"metadata.name={name}", resource_version=rv,
-                              timeout_seconds=WATCH_SLICE):
-            if event["type"] == "DELETED":
-                w.stop()
-                return True
-        return False
+        """Watch one whole slice from rv; return whether the namespace's DELETED event arrived.
+
+        The slice is read to its end rather than left at the event: a manual-time twin finishes moving its clock
+        for the slice first, so what happens next does not race it (same seed, same timeline). The slice runs on
+        its own connection, closed afterwards, so no later request reuses a connection the server ends with it.
+        """
+        deleted = False
+        with client.ApiClient(self.api_client.configuration) as api:
+            events = watch.Watch().stream(client.CoreV1Api(api).list_namespace, field_selector=f"metadata.name={name}",
+                                          resource_version=rv, timeout_seconds=WATCH_SLICE)
+            for event in events:
+                deleted = deleted or event["type"] == "DELETED"
+        return deleted
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""MongoDB faults: revoke the app user's role, drop the app user (scripts run in the pod), require TLS in mongod.conf."""
+"""MongoDB faults: revoke the app user's role or drop the user (mounted scripts), require TLS in mongod.conf."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ class TargetPort(Injector):
     """Point a Service's targetPort at a port nothing listens on (AIOpsLab k8s_target_port-misconfig)."""
 
     name = "target_port"
-    summary = "Service spec.ports[*].targetPort -> 9999; the original is kept in annotation aoi.dev/original-target-port"
+    summary = "Service spec.ports[*].targetPort -> 9999; the original kept in annotation aoi.dev/original-target-port"
     key = "original-target-port"
 
     def targets(self, kube, namespace):
@@ -76,7 +76,7 @@ class ScaleZero(Injector):
 
 
 class MissingNode(Injector):
-    """Pin a Deployment to a node that does not exist, by delete and re-create (AIOpsLab assign_to_non_existent_node)."""
+    """Pin a Deployment to a missing node by delete and re-create (AIOpsLab assign_to_non_existent_node)."""
 
     name = "missing_node"
     summary = "pod template nodeSelector {kubernetes.io/hostname: extra-node}, deployment deleted and re-created"

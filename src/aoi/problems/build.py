@@ -1,4 +1,4 @@
-"""Resolve a family and a target into the fault to inject and the answers to expect."""
+"""Resolve a family and a target into the fault to inject (injector kwargs and expected originals) and the answers."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from aoi.twin.catalog import load_app
 
 FLOWER_NAMESPACE = "docker"  # AIOpsLab's name for the Docker Compose "namespace" of Flower
 MONGO_FAMILIES = ("mongo_revoke", "mongo_drop_user")  # localization accepts mongodb-X and X (AIOpsLab special case)
+Facts = tuple[dict, dict]  # (extra injector kwargs, facts for the oracles)
 
 
 def namespace(app: str) -> str:
@@ -18,82 +19,80 @@ def namespace(app: str) -> str:
     return FLOWER_NAMESPACE if app == "flower" else load_app(app).namespace
 
 
-def _target_port(app: str, target: str, params: dict) -> dict:
-    return {"original_target_port": load_app(app).components[target]["port"]}
+def _target_port(app: str, target: str, params: dict) -> Facts:
+    return {}, {"original_target_port": load_app(app).components[target]["port"]}
 
 
-def _scale(app: str, target: str, params: dict) -> dict:
-    return {"original_replicas": t.deployment(app, target)["spec"].get("replicas", 1)}
+def _scale(app: str, target: str, params: dict) -> Facts:
+    return {}, {"original_replicas": t.deployment(app, target)["spec"].get("replicas", 1)}
 
 
-def _node(app: str, target: str, params: dict) -> dict:
+def _node(app: str, target: str, params: dict) -> Facts:
     spec = t.deployment(app, target)["spec"]["template"]["spec"]
-    return {"original_node_selector": spec.get("nodeSelector") or {}}
+    return {}, {"original_node_selector": spec.get("nodeSelector") or {}}
 
 
-def _image(app: str, target: str, params: dict) -> dict:
+def _image(app: str, target: str, params: dict) -> Facts:
     box = t.main_container(app, target)
-    return {"container": box["name"], "original_image": box["image"]}
+    return {"container": box["name"]}, {"container": box["name"], "original_image": box["image"]}
 
 
-def _command(app: str, target: str, params: dict) -> dict:
-    """Swap the binary for another Go service's (`binary`, or the first other one when the target is `binary`)."""
+def _command(app: str, target: str, params: dict) -> Facts:
+    """Swap in another Go service's binary: `value`, or the first other one when the target runs `value`."""
     box = t.main_container(app, target)
-    others = [t.main_container(app, name)["command"][0] for name in t.RULES["go_service"][1](app)]
-    binary = params["binary"] if params["binary"] != box["command"][0] else next(b for b in others
-                                                                                   if b != box["command"][0])
-    return {"container": box["name"], "command": [binary], "original_command": list(box["command"])}
+    binaries = [t.main_container(app, name)["command"][0] for name in t.RULES["go_service"][1](app)]
+    value = params["value"] if params["value"] != box["command"] else [next(b for b in binaries
+                                                                           if [b] != box["command"])]
+    return ({"container": box["name"], "value": value},
+            {"container": box["name"], "original_command": list(box["command"])})
 
 
-def _mongo(script: str, recover: str) -> Callable[[str, str, dict], dict]:
-    def extra(app: str, target: str, params: dict) -> dict:
+def _mongo(script: str) -> Callable[[str, str, dict], Facts]:
+    def facts(app: str, target: str, params: dict) -> Facts:
         clients = t.mongo_clients(app, target)
-        short = target.removeprefix("mongodb-")
-        return {"user": clients[0][1]["user"], "db": clients[0][1]["db"], "dependents": [c for c, _ in clients],
-                "container": t.main_container(app, target)["name"],
-                "script": script.format(short=short), "recover_script": recover.format(short=short)}
-    return extra
+        return {}, {"user": clients[0][1]["user"], "db": clients[0][1]["db"], "role": "readWrite",
+                    "dependents": [c for c, _ in clients], "container": t.main_container(app, target)["name"],
+                    "script": script.format(x=target.removeprefix("mongodb-"))}
+    return facts
 
 
-def _tls(app: str, target: str, params: dict) -> dict:
+def _tls(app: str, target: str, params: dict) -> Facts:
     config = load_app(app).components[target]["config"]
-    return {"configmap": config["configmap"], "key": config["key"], "dependents": t.callers(app, target)}
+    return {}, {"configmap": config["configmap"], "key": config["key"], "mode": "requireTLS",
+                "dependents": t.callers(app, target)}
 
 
-def _flag(app: str, target: str, params: dict) -> dict:
+def _flag(app: str, target: str, params: dict) -> Facts:
     variants = t.flag_definitions(app)[target]["variants"]
     variant = FLAG_VARIANTS.get(target) or ("on" if "on" in variants else next(v for v in variants if v != "off"))
-    return {"flag": target, "variant": variant, **t.flag_source(app)}
+    return {"variant": variant}, {"flag": target, **t.flag_source(app)}
 
 
-def _chaos(app: str, target: str, params: dict) -> dict:
-    extra = {"selector": {load_app(app).service_label: target}}
-    if params.get("action") == "container-kill":
-        extra["container_names"] = [t.main_container(app, target)["name"]]
-    return extra
+def _chaos(app: str, target: str, params: dict) -> Facts:
+    extra = {"container_names": [t.main_container(app, target)["name"]]} if params["action"] == "container-kill" else {}
+    return extra, {"selector": {load_app(app).service_label: target}}
 
 
-def _redeploy(app: str, target: str | None, params: dict) -> dict:
-    stores = [n for n, c in load_app(app).components.items() if c.get("protocol") == "mongodb"]
-    return {"app": app, "stores": stores}
+def _redeploy(app: str, target: str | None, params: dict) -> Facts:
+    return {}, {"stores": [n for n, c in load_app(app).components.items() if c.get("protocol") == "mongodb"]}
 
 
-EXTRAS: dict[str, Callable[[str, str, dict], dict]] = {
+FACTS: dict[str, Callable[[str, str, dict], Facts]] = {
     "target_port": _target_port, "scale_zero": _scale, "missing_node": _node, "image": _image,
     "command": _command, "mongo_tls": _tls, "flagd_flag": _flag, "pod_chaos": _chaos, "network_chaos": _chaos,
-    "mongo_revoke": _mongo("/scripts/revoke-admin-{short}-mongo.sh", "/scripts/revoke-mitigate-admin-{short}-mongo.sh"),
-    "mongo_drop_user": _mongo("/scripts/remove-admin-mongo.sh", "/scripts/remove-mitigate-admin-{short}-mongo.sh"),
-    "redeploy_without_pv": _redeploy,
+    "mongo_revoke": _mongo("/scripts/revoke-admin-{x}-mongo.sh"),
+    "mongo_drop_user": _mongo("/scripts/remove-admin-mongo.sh"), "redeploy_without_pv": _redeploy,
 }
 
 
 def fault(family: Family, target: str | None) -> Fault:
     """Return the fault of a family aimed at a target, with the originals the strict oracle compares against."""
-    params = dict(family.params)
-    extra = EXTRAS.get(family.mechanism)
-    if extra is not None:
-        params.update(extra(family.app, target, params))
-    return Fault(family.mechanism, namespace(family.app), target, frozen(params))
+    params, expect = dict(family.params), {}
+    facts = FACTS.get(family.mechanism)
+    if facts is not None:
+        extra, expect = facts(family.app, target, params)
+        params.update(extra)
+    return Fault(family.mechanism, namespace(family.app), target, frozen(params), frozen(expect))
 
 
 def localization(family: Family, target: str | None) -> tuple[str, ...]:

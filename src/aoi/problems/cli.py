@@ -53,7 +53,9 @@ def show_command(
         raise typer.BadParameter(str(exc), param_hint="PROBLEM_ID / --target") from None
     rows = [("id", p.id), ("task type", p.task_type), ("app", p.app), ("namespace", p.namespace),
             ("family", p.family), ("backend", p.backend), ("target", p.target or "-"),
-            ("answer", _answers(p)), ("all answers", _all_answers(p)), ("fault", f"{p.fault.mechanism} {json.dumps(dict(p.fault.params))}"),
+            ("answer", _answers(p)), ("all answers", _all_answers(p)),
+            ("fault", f"{p.fault.mechanism} {json.dumps(dict(p.fault.params))}"),
+            ("expected after a fix", json.dumps(dict(p.fault.expect))),
             ("workload", _workload(p)), ("parity oracle", p.parity if p.task_type == "mitigation" else "-"),
             ("valid targets", f"{describe(entry(p.id).family.rule)}: {', '.join(p.valid_targets) or '-'}")]
     try:

@@ -66,12 +66,18 @@ class Family:
 
 @dataclass(frozen=True)
 class Fault:
-    """What to inject: an aoi.faults mechanism, the component it hits and its knobs."""
+    """What to inject and what a fixed system looks like.
+
+    `params` are the keyword arguments of the aoi.faults injector: `REGISTRY[mechanism].inject(kube, namespace,
+    target, **params)`. `expect` holds the facts the oracles compare against (original image, command, replicas,
+    the MongoDB user and role, the flag's ConfigMap, ...), all read from the app's manifests.
+    """
 
     mechanism: str
     namespace: str
     target: str | None
     params: Mapping = field(default_factory=frozen)
+    expect: Mapping = field(default_factory=frozen)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ def _normal(guarded: bool, waiting: frozenset[str] = CRASH) -> Callable[[Cluster
 def target_port(cluster: Cluster, p: Problem) -> list[str]:
     """Check the first port's targetPort is back to the original number, then pods normal (Pending skipped)."""
     port = cluster.service(p.namespace, p.target).spec.ports[0].target_port
-    expected = p.fault.params["original_target_port"]
+    expected = p.fault.expect["original_target_port"]
     if port != expected:
         return [f"service {p.target} targets port {port!r}, expected {expected}"]
     return pods_normal(cluster.pods(p.namespace), guarded=True)
@@ -60,7 +60,7 @@ def target_port(cluster: Cluster, p: Problem) -> list[str]:
 
 def scale(cluster: Cluster, p: Problem) -> list[str]:
     """Check replicas and available replicas equal the original count, then pods normal (unguarded)."""
-    dep, want = cluster.deployment(p.namespace, p.target), p.fault.params["original_replicas"]
+    dep, want = cluster.deployment(p.namespace, p.target), p.fault.expect["original_replicas"]
     if dep.spec.replicas != want or dep.status.available_replicas != want:
         return [f"deployment {p.target} has {dep.spec.replicas} replicas, {dep.status.available_replicas} "
                 f"available; expected {want} and {want}"]

@@ -21,7 +21,7 @@ def health(cluster: Cluster, namespace: str) -> list[str]:
     """Return what keeps a namespace from healthy: unready pods, stuck containers, short Deployments."""
     found = []
     for pod in cluster.pods(namespace):
-        if pod.status.phase == "Succeeded":
+        if pod.status.phase == "Succeeded" or pod.metadata.deletion_timestamp:  # done, or on its way out
             continue
         statuses = pod.status.container_statuses or []
         stuck = [cs for cs in statuses if cs.state and cs.state.waiting and cs.state.waiting.reason in STUCK]
@@ -38,7 +38,7 @@ def health(cluster: Cluster, namespace: str) -> list[str]:
 
 def pods_ready(cluster: Cluster, namespace: str, deployment: str, scheduled: bool = False) -> list[str]:
     """Return what keeps a Deployment's pods from being (scheduled and) Ready."""
-    pods = cluster.deployment_pods(namespace, deployment)
+    pods = [p for p in cluster.deployment_pods(namespace, deployment) if not p.metadata.deletion_timestamp]
     if not pods:
         return [f"deployment {deployment} has no pods"]
     found = [f"pod {p.metadata.name} is not scheduled on any node" for p in pods if scheduled and not p.spec.node_name]
@@ -48,7 +48,7 @@ def pods_ready(cluster: Cluster, namespace: str, deployment: str, scheduled: boo
 
 def _container(cluster: Cluster, p: Problem):
     boxes = cluster.deployment(p.namespace, p.target).spec.template.spec.containers
-    return next((b for b in boxes if b.name == p.fault.params["container"]), boxes[0])
+    return next((b for b in boxes if b.name == p.fault.expect["container"]), boxes[0])
 
 
 def target_port(cluster: Cluster, p: Problem) -> list[str]:
@@ -58,7 +58,8 @@ def target_port(cluster: Cluster, p: Problem) -> list[str]:
     if not pods:
         return [f"service {p.target} selects no pods"]
     boxes = [b for pod in pods for b in pod.spec.containers]
-    numbers = {cp.container_port for b in boxes for cp in b.ports or []} or {p.fault.params["original_target_port"]}
+    declared = {cp.container_port for b in boxes for cp in b.ports or []}
+    numbers = declared or {p.fault.expect["original_target_port"]}  # pods that declare no port: trust the catalog
     names = {cp.name for b in boxes for cp in b.ports or [] if cp.name}
     return [f"service {p.target} port {sp.port} targets {sp.target_port!r}, but its pods listen on {sorted(numbers)}"
             for sp in svc.spec.ports if sp.target_port not in numbers and sp.target_port not in names
@@ -67,7 +68,7 @@ def target_port(cluster: Cluster, p: Problem) -> list[str]:
 
 def scale_zero(cluster: Cluster, p: Problem) -> list[str]:
     """Check the Deployment is scaled back up and its pods are Ready."""
-    want, have = p.fault.params["original_replicas"], cluster.deployment(p.namespace, p.target).spec.replicas or 0
+    want, have = p.fault.expect["original_replicas"], cluster.deployment(p.namespace, p.target).spec.replicas or 0
     if have < want:
         return [f"deployment {p.target} has {have} replicas, expected at least {want}"]
     return pods_ready(cluster, p.namespace, p.target)
@@ -76,14 +77,14 @@ def scale_zero(cluster: Cluster, p: Problem) -> list[str]:
 def missing_node(cluster: Cluster, p: Problem) -> list[str]:
     """Check the injected nodeSelector is gone and the pods are scheduled and Ready."""
     selector = cluster.deployment(p.namespace, p.target).spec.template.spec.node_selector or {}
-    if selector != dict(p.fault.params["original_node_selector"]):
+    if selector != dict(p.fault.expect["original_node_selector"]):
         return [f"deployment {p.target} still has nodeSelector {selector}"]
     return pods_ready(cluster, p.namespace, p.target, scheduled=True)
 
 
 def image(cluster: Cluster, p: Problem) -> list[str]:
     """Check the container image is the original one and the pods are Ready."""
-    box, want = _container(cluster, p), p.fault.params["original_image"]
+    box, want = _container(cluster, p), p.fault.expect["original_image"]
     if box.image != want:
         return [f"container {box.name} of deployment {p.target} runs image {box.image}, expected {want}"]
     return pods_ready(cluster, p.namespace, p.target)
@@ -91,7 +92,7 @@ def image(cluster: Cluster, p: Problem) -> list[str]:
 
 def command(cluster: Cluster, p: Problem) -> list[str]:
     """Check the container command is the original one and the pods are Ready."""
-    box, want = _container(cluster, p), list(p.fault.params["original_command"])
+    box, want = _container(cluster, p), list(p.fault.expect["original_command"])
     if list(box.command or []) != want:
         return [f"container {box.name} of deployment {p.target} runs {box.command}, expected {want}"]
     return pods_ready(cluster, p.namespace, p.target)
@@ -118,14 +119,14 @@ def mongo_user(output: str) -> dict | None:
 
 def mongo_role(cluster: Cluster, p: Problem) -> list[str]:
     """Check, from inside the MongoDB pod, that the app's user exists with its role on its database."""
-    user, db, role = (p.fault.params[k] for k in ("user", "db", "role"))
+    user, db, role = (p.fault.expect[k] for k in ("user", "db", "role"))
     pods = [pod for pod in cluster.deployment_pods(p.namespace, p.target) if pod.status.phase == "Running"]
     if not pods:
         return [f"{p.target} has no running pod to ask for user {user}"]
     argv = ["mongo", "admin", "-u", "root", "-p", "root", "--authenticationDatabase", "admin", "--quiet", "--eval",
             MONGO_USER.format(user=user)]
     try:
-        doc = mongo_user(cluster.exec(p.namespace, pods[0].metadata.name, p.fault.params["container"], argv))
+        doc = mongo_user(cluster.exec(p.namespace, pods[0].metadata.name, p.fault.expect["container"], argv))
     except Exception as exc:  # any failure to read the user means we cannot say it is restored
         return [f"could not read user {user} from {p.target}: {exc}"]
     if doc is None:
@@ -137,25 +138,26 @@ def mongo_role(cluster: Cluster, p: Problem) -> list[str]:
 
 def mongo_tls(cluster: Cluster, p: Problem) -> list[str]:
     """Check mongod no longer requires TLS and the MongoDB's clients are Ready."""
-    conf = yaml.safe_load(cluster.config_map(p.namespace, p.fault.params["configmap"]).data[p.fault.params["key"]])
+    expect = p.fault.expect
+    conf = yaml.safe_load(cluster.config_map(p.namespace, expect["configmap"]).data[expect["key"]])
     mode = (((conf or {}).get("net") or {}).get("tls") or {}).get("mode")
-    found = [f"{p.target} still has net.tls.mode {mode} in its mongod.conf"] if mode == p.fault.params["mode"] else []
-    return found + [why for dep in p.fault.params["dependents"] for why in pods_ready(cluster, p.namespace, dep)]
+    found = [f"{p.target} still has net.tls.mode {mode} in its mongod.conf"] if mode == expect["mode"] else []
+    return found + [why for dep in expect["dependents"] for why in pods_ready(cluster, p.namespace, dep)]
 
 
 def flagd_flag(cluster: Cluster, p: Problem) -> list[str]:
     """Check the flag's defaultVariant is back to "off"."""
-    params = p.fault.params
-    doc = json.loads(cluster.config_map(p.namespace, params["configmap"]).data[params["key"]])
-    variant = doc["flags"][params["flag"]].get("defaultVariant")
-    return [] if variant == "off" else [f"flag {params['flag']} is still {variant!r} in {params['configmap']}"]
+    expect = p.fault.expect
+    doc = json.loads(cluster.config_map(p.namespace, expect["configmap"]).data[expect["key"]])
+    variant = doc["flags"][expect["flag"]].get("defaultVariant")
+    return [] if variant == "off" else [f"flag {expect['flag']} is still {variant!r} in {expect['configmap']}"]
 
 
 def redeploy_without_pv(cluster: Cluster, p: Problem) -> list[str]:
     """Check every PersistentVolumeClaim is Bound and every MongoDB is Ready."""
     found = [f"PersistentVolumeClaim {c.metadata.name} is {c.status.phase}" for c in cluster.claims(p.namespace)
              if c.status.phase != "Bound"]
-    return found + [why for store in p.fault.params["stores"] for why in pods_ready(cluster, p.namespace, store)]
+    return found + [why for store in p.fault.expect["stores"] for why in pods_ready(cluster, p.namespace, store)]
 
 
 RESTORED: dict[str, Callable[[Cluster, Problem], list[str]]] = {

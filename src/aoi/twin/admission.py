@@ -149,9 +149,20 @@ def _pvc(obj: dict) -> None:
     obj.setdefault("status", {}).setdefault("phase", "Pending")
 
 
+def _priorityclass(obj: dict) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def _networkpolicy(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("podSelector", {})
+    spec.setdefault("policyTypes", ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"])
+
+
 DEFAULTERS = {"Deployment": _deployment, "ReplicaSet": _replicaset, "StatefulSet": _statefulset,
               "DaemonSet": _daemonset, "Job": _job, "CronJob": _cronjob, "Pod": _pod, "Secret": _secret,
-              "Namespace": _namespace, "PersistentVolume": _pv, "PersistentVolumeClaim": _pvc}
+              "Namespace": _namespace, "PersistentVolume": _pv, "PersistentVolumeClaim": _pvc,
+              "PriorityClass": _priorityclass, "NetworkPolicy": _networkpolicy}
 
 
 def _name_causes(res: Resource, name: str) -> list[tuple[str, str]]:

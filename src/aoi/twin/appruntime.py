@@ -82,10 +82,10 @@ class CatalogRuntime:
         """Return (app, program) for a container, or None for images no app knows.
 
         Given the pod, an app with a namespace only covers pods in that namespace: a `busybox` the astronomy shop
-        uses for its init containers is a plain busybox elsewhere.
+        uses for its init containers is a plain busybox elsewhere; the pod's own app is asked first.
         """
         namespace = (pod or {}).get("metadata", {}).get("namespace")
-        for app in self.apps:
+        for app in sorted(self.apps, key=lambda a: a.namespace != namespace):
             if namespace and app.namespace and app.namespace != namespace:
                 continue
             name = app.program_for(container.get("image", ""), container.get("command"), container.get("args"))

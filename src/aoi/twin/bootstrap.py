@@ -65,6 +65,33 @@ class NodeLeases(Controller):
         twin.schedule(LEASE_SECONDS, self.name, key)
 
 
+PRIORITY_CLASSES = (
+    ("system-cluster-critical", 2000000000, "Used for system critical pods that must run in the cluster, but can be "
+                                            "moved to another node if necessary."),
+    ("system-node-critical", 2000001000,
+     "Used for system critical pods that must not be moved from their current node."),
+)
+
+
+def custom_resource_definition(res) -> dict:
+    """Return the CRD that makes a custom resource served (as its installer would have applied it)."""
+    names = {"kind": res.kind, "listKind": f"{res.kind}List", "plural": res.plural, "singular": res.singular}
+    version = {"name": res.version, "served": True, "storage": True, "subresources": {"status": {}},
+               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    return {"metadata": {"name": res.key}, "spec": {"group": res.group, "names": names, "versions": [version],
+                                                     "scope": "Namespaced" if res.namespaced else "Cluster"}}
+
+
+def builtin_objects(twin: "Twin") -> None:
+    """Create what every cluster has besides nodes: the system PriorityClasses and the CRDs of custom resources."""
+    for name, value, description in PRIORITY_CLASSES:
+        operations.create(twin, twin.resource("priorityclasses"), "", {
+            "metadata": {"name": name}, "value": value, "globalDefault": False, "description": description})
+    for res in twin.catalog.resources:
+        if "." in res.group and not res.group.endswith(".k8s.io"):
+            operations.create(twin, twin.resource("customresourcedefinitions"), "", custom_resource_definition(res))
+
+
 def bootstrap(twin: "Twin") -> None:
     """Create the nodes, system namespaces, node leases and the API server's Endpoints."""
     create = lambda kind, obj, ns="": operations.create(twin, twin.resource(kind), ns, obj)  # noqa: E731
@@ -76,6 +103,7 @@ def bootstrap(twin: "Twin") -> None:
                           "spec": {"holderIdentity": name, "leaseDurationSeconds": 40,
                                    "renewTime": rfc3339_micro(twin.clock.now())}}, "kube-node-lease")
         twin.schedule(LEASE_SECONDS, NodeLeases.name, ("kube-node-lease", name))
+    builtin_objects(twin)
     create("endpoints", {"metadata": {"name": "kubernetes", "namespace": "default",
                                       "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
                          "subsets": [{"addresses": [{"ip": NODES[0][1]}],

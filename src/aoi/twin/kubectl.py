@@ -35,8 +35,9 @@ def kubectl_binary() -> str:
 class KubectlRunner:
     """Run kubectl as one role against a twin.
 
-    In manual time, a command that waits (rollout status, delete, get -w) may pull the twin's clock forward by up to
-    `budget` simulated seconds; once it cannot progress any further it is stopped, as a real command would time out.
+    In manual time, a command that waits (rollout status, delete, get -w, drain) may pull the twin's clock forward by
+    up to `budget` simulated seconds; once it cannot progress any further it is stopped, as a real command would time
+    out.
     """
 
     def __init__(self, twin, kubeconfig: Path, cache_dir: Path, budget: float = 30.0):

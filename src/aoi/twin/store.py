@@ -15,7 +15,8 @@ from aoi.twin.resources import Resource
 
 # Kinds whose metadata.generation tracks spec changes (custom resources always do).
 GENERATION_KINDS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "PodChaos",
-                    "NetworkChaos", "HorizontalPodAutoscaler"}
+                    "NetworkChaos", "HorizontalPodAutoscaler", "NetworkPolicy", "Ingress", "PodDisruptionBudget",
+                    "CustomResourceDefinition"}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import yaml
 
 from aoi.twin import errors, operations
 from aoi.twin.api import authz
-from aoi.twin.api.presentation import clock_shift, present, present_all
+from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
 from aoi.twin.api.tables import render_table
@@ -119,6 +119,8 @@ def create_object(twin, call: Call) -> Reply:
         return ok(self_review(twin, call.user, body), 201)
     if r.subresource == "token":
         return ok(token_request(twin, r, body), 201)
+    if r.subresource == "eviction":
+        return ok(evict(twin, r, body), 201)
     if r.name or r.subresource:
         raise errors.method_not_allowed(f"the server does not allow this method on {r.resource.key}/{r.subresource}")
     return ok(operations.create(twin, r.resource, r.namespace, body, call.dry_run), 201)
@@ -142,8 +144,9 @@ def patch_object(twin, call: Call) -> Reply:
     r = call.route
     ctype = call.headers.get("content-type") or ""
     existed = twin.store.get(r.resource, r.namespace, r.name) is not None
+    body = restamp_restart(twin, call.headers, call.body)
     try:
-        obj = operations.patch(twin, r.resource, r.namespace, r.name, call.body, ctype, r.subresource or None,
+        obj = operations.patch(twin, r.resource, r.namespace, r.name, body, ctype, r.subresource or None,
                                call.dry_run)
     except PatchError as exc:
         raise ApiError(exc.code, {400: "BadRequest", 415: "UnsupportedMediaType"}.get(exc.code, "Invalid"),
@@ -190,6 +193,12 @@ def self_review(twin, user: authz.User, body: dict) -> dict:
             body["status"]["reason"] = ""
     body.setdefault("metadata", {})["creationTimestamp"] = None
     return body
+
+
+def evict(twin, route: Route, body: dict) -> dict:
+    """Evict a pod (kubectl drain): delete it gracefully; no PodDisruptionBudget stands in the way here."""
+    operations.delete(twin, route.resource, route.namespace, route.name, body.get("deleteOptions") or {})
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
 
 def token_request(twin, route: Route, body: dict) -> dict:

@@ -1,9 +1,11 @@
-"""Presentation adapters: reshape responses for kubectl commands that compute ages on the client.
+"""Adapters between kubectl's wall clock and the twin's simulated clock.
 
 `kubectl describe` and `kubectl events` print ages such as `5m (x3 over 10m)` by subtracting timestamps from the
 client's wall clock. The twin's clock is simulated (episodes start on 2025-06-02), so those commands would print
 `545d`. For them alone, the responses carry the age-bearing timestamps shifted by (wall clock - twin clock); the
 client then computes the simulated ages. Nothing is stored shifted and no other request sees the shift.
+In the other direction, `kubectl rollout restart` sends the client's wall-clock time; it is restamped on the
+twin's clock.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import math
 import time
 
-from aoi.twin.clock import parse_time, rfc3339_micro
+import orjson
+
+from aoi.twin.clock import parse_time, rfc3339, rfc3339_micro
 
 CLIENT_AGE_COMMANDS = ("kubectl describe", "kubectl events")
 EVENT_TIMES = ("firstTimestamp", "lastTimestamp", "eventTime")
@@ -56,3 +60,25 @@ def present(obj: dict, kind: str, shift: float | None, listed: bool) -> dict:
 def present_all(objects: list[dict], kind: str, shift: float | None) -> list[dict]:
     """Return a list's items as present() shows them."""
     return objects if shift is None else [present(o, kind, shift, True) for o in objects]
+
+
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+
+
+def restamp_restart(twin, headers: dict, body: bytes) -> bytes:
+    """Stamp `kubectl rollout restart` with the twin's time instead of the client's wall clock.
+
+    kubectl writes its own time.Now() into the pod template; left alone, that value would reach the template hash,
+    hence the pod names, and the same seed and actions would no longer give the same cluster.
+    """
+    if (headers.get("kubectl-command") or "") != "kubectl rollout restart":
+        return body
+    try:
+        patch = orjson.loads(body)
+        annotations = patch["spec"]["template"]["metadata"]["annotations"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return body
+    if RESTARTED_AT not in annotations:
+        return body
+    annotations[RESTARTED_AT] = rfc3339(twin.clock.now())
+    return orjson.dumps(patch)

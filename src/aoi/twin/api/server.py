@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import orjson
 
 from aoi.twin.api import authz, discovery, handlers, pods, routes
-from aoi.twin.api.handlers import JSON, Call, Reply, ok
-from aoi.twin.api.watch import serve_watch
+from aoi.twin.api.handlers import Call, Reply, ok
+from aoi.twin.api.watch import pull_for_poll, serve_watch
 from aoi.twin.errors import ApiError
 
 VERBS = {"list": handlers.list_objects, "get": handlers.get_object, "create": handlers.create_object,
@@ -129,6 +129,7 @@ class Handler(BaseHTTPRequestHandler):
             return pods.serve_exec(self, twin, call)
         if verb == "watch":
             return serve_watch(self, twin, call)
+        pull_for_poll(twin, call)
         with twin.lock:
             if r.group == "metrics.k8s.io":
                 reply = pods.metrics(twin, call)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from aoi.twin.api import printers_cluster as cluster
 from aoi.twin.api import printers_config as config
+from aoi.twin.api import printers_policy as policy
 from aoi.twin.api import printers_workloads as work
 from aoi.twin.api.printers import (
     AGE, CONTAINERS, IMAGES, NAME, SELECTOR, Printer, age, column, human_duration, name,
@@ -142,6 +143,8 @@ PRINTERS: dict[str, Printer] = {
         column("MaxPods", "Highest replica count."), column("Replicas", "Current replica count."), AGE,
     ), cluster.hpa_cells),
 }
+
+PRINTERS.update(policy.PRINTERS)
 
 # Built-ins without a printer use the generic convertor: the creation time as an RFC 3339 date.
 def _created_at(obj: dict, now: float) -> list:

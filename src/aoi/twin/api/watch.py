@@ -76,6 +76,23 @@ def _fast_forward(twin, call: Call, rv: int, match, sim_end: float) -> None:
     twin.advance_to(limit, stop=lambda: bool(_pending(twin, call, rv, match)[0]))
 
 
+def _start(twin, call: Call, match) -> tuple[list[bytes], int | None]:
+    """Return the events a watch opens with and the version it follows from (None: the stream ends at once).
+
+    Without a resourceVersion every current object comes first as ADDED; a version older than the change log
+    can replay is answered as a real server does, with an ERROR event carrying 410 Expired.
+    """
+    start = call.route.arg("resourceVersion")
+    if not start or start == "0":
+        objects = twin.store.list(call.route.resource, call.route.namespace or None, match)
+        return [_event(twin, call, "ADDED", o) for o in objects], twin.store.rv
+    if not start.isdigit() or int(start) < twin.store.oldest_rv():
+        status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Expired",
+                  "message": f"too old resource version: {start} ({twin.store.oldest_rv()})", "code": 410}
+        return [orjson.dumps({"type": "ERROR", "object": status}) + b"\n"], None
+    return [], int(start)
+
+
 def serve_watch(handler, twin, call: Call) -> None:
     """Stream watch events until timeoutSeconds (wall time) passes or the client goes away."""
     route = call.route
@@ -85,15 +102,11 @@ def serve_watch(handler, twin, call: Call) -> None:
     stop_at = time.monotonic() + timeout
     handler.start_stream(TABLE if call.wants_table else JSON)
     with twin.lock:
-        start = route.arg("resourceVersion")
-        rv = int(start) if start and start != "0" else twin.store.rv
-        if not start or start == "0":
-            initial = [_event(twin, call, "ADDED", o) for o in
-                       twin.store.list(route.resource, route.namespace or None, match)]
-        else:
-            initial = []
+        initial, rv = _start(twin, call, match)
     if initial and not handler.write_chunk(b"".join(initial)):
         return
+    if rv is None:
+        return handler.end_stream()
     sim_end = twin.clock.now() + timeout  # in manual time the request timeout runs on the twin's clock
     while time.monotonic() < stop_at:
         with twin.lock:
@@ -111,3 +124,29 @@ def serve_watch(handler, twin, call: Call) -> None:
         if not lines and not handler.connection_alive():
             return
     handler.end_stream()
+
+
+POLLING_COMMANDS = ("kubectl drain",)  # they wait for deletions by GETting each object once a second
+
+
+def pull_for_poll(twin, call: Call) -> None:
+    """In manual time, let a polling command's wait pass on the twin's clock: a GET of an object being deleted runs
+    simulated time (within the command's budget) until the object is gone, as a watch would.
+    """
+    r = call.route
+    if twin.clock_mode != "manual" or call.method != "GET" or not r.name or r.subresource:
+        return
+    if (call.headers.get("kubectl-command") or "") not in POLLING_COMMANDS:
+        return
+    with twin.lock:
+        obj = twin.store.get(r.resource, r.namespace, r.name)
+        if obj is None or not obj["metadata"].get("deletionTimestamp") or twin.sim_deadline is None:
+            return
+        uid = obj["metadata"]["uid"]
+        twin.advance_to(twin.sim_deadline, stop=lambda: _uid(twin, r) != uid)
+
+
+def _uid(twin, route) -> str | None:
+    """Return the uid of the object a route names (a same-name successor, as a StatefulSet makes, differs)."""
+    obj = twin.store.get(route.resource, route.namespace, route.name)
+    return obj["metadata"]["uid"] if obj else None

@@ -25,12 +25,12 @@ class Process:
     state: dict = field(default_factory=dict)  # program-specific facts (credentials, flags, ...)
 
 
-def learn_programs(app: App, runtime: CatalogRuntime) -> dict[str, str]:
-    """Map each program to the component it implements, from the app's healthy manifests."""
+def learn_programs(app: App, runtime: CatalogRuntime) -> dict[str, list[str]]:
+    """Map each program to the components whose pods run it, from the app's healthy manifests."""
     from aoi.twin.selectors import map_matches
 
     services = [d for d in app.documents if d.get("kind") == "Service"]
-    out: dict[str, str] = {}
+    out: dict[str, list[str]] = {}
     for doc in app.documents:
         if doc.get("kind") not in ("Deployment", "StatefulSet", "DaemonSet"):
             continue
@@ -39,9 +39,9 @@ def learn_programs(app: App, runtime: CatalogRuntime) -> dict[str, str]:
                       if s["metadata"]["name"] in app.components and map_matches(s["spec"].get("selector"), labels)),
                      None)
         for c in doc["spec"]["template"]["spec"]["containers"]:
-            found = runtime.program(c)
-            if found and owner and found[1] not in out:
-                out[found[1]] = owner
+            found = runtime.program(c, {"metadata": {"namespace": app.namespace}})
+            if found and owner and owner not in out.setdefault(found[1], []):
+                out[found[1]].append(owner)
     return out
 
 
@@ -80,10 +80,13 @@ class Behaviour:
             if state is None or state.phase != "running":
                 continue
             proc = self.process(pod, c["name"])
+            declared = {p.get("containerPort") for p in c.get("ports") or []}
             if proc is None:
-                ports.update(p.get("containerPort") for p in c.get("ports") or [])
+                ports |= declared
             elif proc.listening and proc.port:
                 ports.add(proc.port)
+                if proc.component == self.component_of(pod):  # its own image: every port it declares is served
+                    ports |= declared
         return ports
 
     def chaos_effect(self, pod: dict, pick: int) -> tuple[bool, float]:
@@ -113,11 +116,13 @@ class Behaviour:
         """Start a container's program and decide what it does (the runtime's hook)."""
         from aoi.twin.behaviour import boot as programs
 
-        found = self.runtime.program(container)
+        found = self.runtime.program(container, pod)
         if found is None:
             return self.runtime.default_boot(twin, pod, container)
         app, program = found
-        component = self.implements.get(app.name, {}).get(program)
+        candidates = self.implements.get(app.name, {}).get(program, [])
+        own = self.component_of(pod)
+        component = own if own in candidates else (candidates[0] if candidates else own)
         spec = app.components.get(component or "", {})
         proc = Process(app.name, program, component, spec.get("port"))
         self.processes[(pod["metadata"]["uid"], container["name"])] = proc
@@ -227,4 +232,7 @@ def install(twin, apps: list[App], seed: int) -> Behaviour:
     from aoi.twin.behaviour.metrics import BehaviourUsage
 
     twin.usage = BehaviourUsage(behaviour)
+    from aoi.twin.behaviour.programs import register_all
+
+    register_all(twin)  # mongo, redis-cli, curl, nc, nslookup... in every container
     return behaviour

@@ -87,11 +87,13 @@ class Injection:
 
 
 def image_key(chaos_name: str, action: str, container: str) -> str:
-    """Return the pod annotation Chaos Mesh keeps a container's original image under.
+    """Return the pod annotation Chaos Mesh keeps a container's original image under (the container name if long).
 
     Example:
+        >>> image_key("pf", "pod-failure", "hotel-reserv-user")
+        'chaos-mesh-pf-pod-failure-hotel-reserv-user-image'
         >>> image_key("pod-failure-experiment", "pod-failure", "hotel-reserv-user")
-        'chaos-mesh-pod-failure-experiment-pod-failure-hotel-reserv-user-image'
+        'hotel-reserv-user'
     """
     key = f"chaos-mesh-{chaos_name}-{action}-{container}-image"
     return key if len(key) <= 63 else container
@@ -151,9 +153,8 @@ class ChaosController(Controller):
         self.active[key] = injection
         for entry in injection.records:
             twin.record(obj, "Normal", "Applied", f"Successfully apply chaos for {entry['id']}", COMPONENT)
-        finalizers = obj["metadata"].setdefault("finalizers", [])
-        if FINALIZER not in finalizers:
-            finalizers.append(FINALIZER)
+        if FINALIZER not in obj["metadata"].setdefault("finalizers", []):
+            obj["metadata"]["finalizers"].append(FINALIZER)
         self._write(twin, plural, obj, cs.status(injection.records, True, True, True))
         if math.isfinite(duration):
             twin.schedule(duration, self.name, key)

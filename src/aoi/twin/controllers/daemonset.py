@@ -135,7 +135,7 @@ class DaemonSetController(Controller):
             self._bind(twin, stored, node)
 
     def _bind(self, twin, pod, node) -> None:
-        """Bind a pod the scheduler would misplace because it ignores matchFields (see the module's report)."""
+        """Bind the pod ourselves: this scheduler ignores matchFields and would place it on any node."""
         scheduler = twin.controllers.get("scheduler")
         if scheduler is not None and hasattr(scheduler, "_bind"):
             scheduler._bind(twin, pod, node)
@@ -172,7 +172,8 @@ class DaemonSetController(Controller):
         counts["available"] += ready_for(pod, now) >= min_ready
         counts["updated"] += pod["metadata"]["labels"].get(HASH_LABEL) == revision_hash(ds)
         if 0 <= ready_for(pod, now) < min_ready:  # look again once it has been ready long enough
-            twin.schedule(min_ready - ready_for(pod, now), self.name, (ds["metadata"]["namespace"], ds["metadata"]["name"]))
+            key = (ds["metadata"]["namespace"], ds["metadata"]["name"])
+            twin.schedule(min_ready - ready_for(pod, now), self.name, key)
 
     def _status(self, twin, ds, nodes, by_node) -> None:
         """Report scheduled, ready, available, updated and misscheduled counts."""

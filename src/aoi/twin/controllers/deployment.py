@@ -50,7 +50,7 @@ class DeploymentController(Controller):
         d = twin.get("deployments", *key)
         if d is None or d["metadata"].get("deletionTimestamp"):
             return
-        before = copy.deepcopy(d.get("status"))
+        before = copy.deepcopy((d.get("status"), d["metadata"].get("annotations")))
         rss = [rs for rs in twin.list("replicasets", key[0]) if owned_by(rs, d)]
         new = self._new_rs(twin, d, rss)
         old = [rs for rs in rss if rs is not new]
@@ -59,7 +59,9 @@ class DeploymentController(Controller):
             self._cleanup(twin, d, old)
         self._status(twin, d, new, [rs for rs in twin.list("replicasets", key[0]) if owned_by(rs, d)])
         d["status"] = {k: v for k, v in d["status"].items() if v not in (0, None, [])}
-        if d["status"] != before:
+        if new is not None:  # the deployment carries its current revision, as the real controller writes it
+            d["metadata"].setdefault("annotations", {})[REVISION] = str(revision(new))
+        if (d["status"], d["metadata"].get("annotations")) != before:
             twin.update("deployments", d)
 
     # --- the ReplicaSet for the current template ---

@@ -131,7 +131,7 @@ class Scheduler(Controller):
             tally: dict[str, int] = {}
             for reason in reasons.values():
                 tally[reason] = tally.get(reason, 0) + 1
-            detail = ", ".join(f"{n} {r}" for r, n in sorted(tally.items())) + "."
+            detail = ", ".join(sorted(f"{n} {r}" for r, n in tally.items())) + "."  # sorted as strings, as Go does
         message = (f"0/{count} nodes are available: {detail} preemption: 0/{count} nodes are available: "
                    f"{count} Preemption is not helpful for scheduling.")
         if self._set_scheduled(twin, pod, "False", "Unschedulable", message):

@@ -1,4 +1,8 @@
-"""Fixtures for fault injector tests: private twins served over HTTPS, a `Kube` client each, simulated-time budgets."""
+"""Fixtures for fault injector tests: private twins served over HTTPS, a `Kube` client each, simulated-time budgets.
+
+Test modules import the fixtures from here (a conftest.py in this folder would shadow tests/conftest.py for the
+modules that do `from conftest import Served`).
+"""
 
 from __future__ import annotations
 
@@ -45,7 +49,8 @@ class Cluster:
 
     def pods(self, namespace: str, service_label: str, value: str) -> list[dict]:
         """Return the twin's pods with one label value, sorted by name."""
-        return self.twin.list("pods", namespace, lambda p: (p["metadata"].get("labels") or {}).get(service_label) == value)
+        return self.twin.list("pods", namespace,
+                              lambda p: (p["metadata"].get("labels") or {}).get(service_label) == value)
 
     def close(self) -> None:
         """Stop the server."""
