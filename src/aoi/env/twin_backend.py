@@ -21,6 +21,7 @@ from aoi.twin.serving import serve, write_kubeconfigs
 
 INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward (namespace deletion, rollouts)
 AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
+FIRST_LOOK = 30.0  # simulated seconds between the workload's start and the agent's first action
 SETTLE_LIMIT = 120.0  # simulated seconds allowed for the system to settle before mitigation is judged
 ROLES = {None: "admin", "observer": "admin", "admin": "admin", "probe": "probe", "executor": "executor"}
 
@@ -71,6 +72,7 @@ class TwinBackend:
         self.twin.advance(AFTER_INJECT)
         if problem.workload is not None:
             self._start_workload(problem)
+        self.twin.advance(FIRST_LOOK)
 
     def _start_workload(self, problem: Problem) -> None:
         """Create AIOpsLab's wrk2 Job in `default`, aimed at the workload's Service."""

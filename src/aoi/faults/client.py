@@ -143,6 +143,23 @@ class Kube:
             ws.close()
 
     # --- waits ---
+    def wait_rollout(self, namespace: str, name: str, timeout: float = 180.0) -> None:
+        """Block until a Deployment's rollout has finished (what `kubectl rollout status` waits for)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            listing = self.call(self.apps.list_namespaced_deployment, namespace, field_selector=f"metadata.name={name}")
+            if any(_rolled_out(d) for d in listing["items"]):
+                return
+            w = watch.Watch()
+            for event in w.stream(self.apps.list_namespaced_deployment, namespace,
+                                  field_selector=f"metadata.name={name}",
+                                  resource_version=listing["metadata"]["resourceVersion"], timeout_seconds=WATCH_SLICE):
+                if _rolled_out(event["raw_object"]):
+                    w.stop()
+                    return
+        raise TimeoutError(f"deployment {namespace}/{name} did not finish rolling out within {timeout}s; "
+                           f"check it with `kubectl rollout status deployment/{name} -n {namespace}`")
+
     def wait_namespace_gone(self, name: str, timeout: float = 180.0) -> None:
         """Block until a namespace no longer exists, watching in short slices (raise TimeoutError after timeout).
 
@@ -173,6 +190,15 @@ class Kube:
             for event in events:
                 deleted = deleted or event["type"] == "DELETED"
         return deleted
+
+
+def _rolled_out(deployment: dict) -> bool:
+    """Tell whether a Deployment's status shows a finished rollout."""
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    want = spec.get("replicas", 1)
+    return (status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 1)
+            and status.get("updatedReplicas", 0) == want and status.get("availableReplicas", 0) == want
+            and status.get("replicas", 0) == want)
 
 
 @contextlib.contextmanager

@@ -128,15 +128,16 @@ class MongoTls(Injector):
         self._configure(kube, namespace, target, {"mode": "disabled"})
 
     def _configure(self, kube: Kube, namespace: str, target: str, tls: dict) -> None:
-        """Write net.tls into mongod.conf, delete the client service's pods and restart the store."""
+        """Write net.tls into mongod.conf, restart the store, then delete the client service's pods."""
         cm = kube.config_map(namespace, self.check_target(kube, namespace, target))
         conf = yaml.safe_load(cm["data"][self.conf_key]) or {}
         conf.setdefault("net", {})["tls"] = tls
         text = yaml.safe_dump(conf, sort_keys=False, default_flow_style=False)
         kube.patch(kube.core.patch_namespaced_config_map, target, namespace,
                    body={"data": {self.conf_key: text}}, kind="merge")
-        kube.delete_pods(namespace, _dependent_pods(kube, namespace, client_of(target)))
         kube.restart_deployment(namespace, target)
+        kube.wait_rollout(namespace, target)  # the clients restart against the reconfigured store
+        kube.delete_pods(namespace, _dependent_pods(kube, namespace, client_of(target)))
 
 
 def client_of(store: str) -> str:

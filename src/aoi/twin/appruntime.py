@@ -38,7 +38,7 @@ class _Timer:
         self._sleep, self._tail = programs.lookup("sleep"), programs.lookup("tail")
 
     def sleep(self, argv, ctx):
-        """Count the interval (GNU sleep sums its operands); `infinity` never returns."""
+        """Count the interval (GNU sleep sums its operands); `infinity` marks a command that never ends."""
         result = self._sleep(argv, ctx)
         if result.exit_code != 0:
             return result

@@ -10,6 +10,7 @@ from aoi.twin.clock import SimClock
 from aoi.twin.cluster import Twin
 from aoi.twin.controllers.cronjob import CronJobController
 from aoi.twin.controllers.daemonset import DaemonSetController
+from aoi.twin.controllers.chaos import ChaosController
 from aoi.twin.controllers.deployment import DeploymentController
 from aoi.twin.controllers.endpoints import EndpointsController
 from aoi.twin.controllers.kubelet import Kubelet
@@ -29,7 +30,7 @@ def default_controllers() -> list:
     """Return one instance of every controller, in a fixed order."""
     return [NamespaceController(), DeploymentController(), ReplicaSetController(), StatefulSetController(),
             DaemonSetController(), JobController(), CronJobController(), PersistentVolumeController(), Scheduler(),
-            Kubelet(), EndpointsController(), GarbageCollector(), NodeLeases()]
+            Kubelet(), EndpointsController(), GarbageCollector(), NodeLeases(), ChaosController()]
 
 
 def _credentials(twin: Twin) -> None:

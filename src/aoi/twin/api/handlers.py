@@ -95,7 +95,7 @@ def list_objects(twin, call: Call) -> Reply:
     objects = twin.store.list(res, call.route.namespace or None, matcher(call.route))
     if call.wants_table:
         return table_reply(twin, call, objects)
-    items = present_all(objects, res.kind, clock_shift(twin, call.headers))
+    items = present_all(objects, res.kind, clock_shift(twin, call.headers, call.route))
     return ok({"kind": f"{res.kind}List", "apiVersion": res.api_version,
                "metadata": {"resourceVersion": str(twin.store.rv)}, "items": items})
 
@@ -108,7 +108,7 @@ def get_object(twin, call: Call) -> Reply:
         return ok(operations.scale_of(r.resource, obj))
     if call.wants_table:
         return table_reply(twin, call, [obj])
-    return ok(present(obj, r.resource.kind, clock_shift(twin, call.headers), listed=False))
+    return ok(present(obj, r.resource.kind, clock_shift(twin, call.headers, call.route), listed=False))
 
 
 def create_object(twin, call: Call) -> Reply:

@@ -24,9 +24,17 @@ EVENT_TIMES = ("firstTimestamp", "lastTimestamp", "eventTime")
 MARGIN = 0.05
 
 
-def clock_shift(twin, headers: dict) -> float | None:
-    """Return the seconds to add to age-bearing timestamps for this request, or None when none apply."""
-    if (headers.get("kubectl-command") or "") not in CLIENT_AGE_COMMANDS:
+def clock_shift(twin, headers: dict, route=None) -> float | None:
+    """Return the seconds to add to age-bearing timestamps for this request, or None when none apply.
+
+    `kubectl describe` of Events themselves prints their absolute times, so only the events it fetches about
+    another object (selected by involvedObject) are shifted.
+    """
+    command = headers.get("kubectl-command") or ""
+    if command not in CLIENT_AGE_COMMANDS:
+        return None
+    if command == "kubectl describe" and route is not None and route.resource.kind == "Event" \
+            and "involvedObject" not in route.arg("fieldSelector"):
         return None
     # The one wall-clock read of the twin, for presentation only: the client measures ages on its wall clock.
     wall = time.time()

@@ -5,11 +5,11 @@ NetworkPolicies, Ingresses, IngressClasses, PodDisruptionBudgets and PriorityCla
 
 from __future__ import annotations
 
-from aoi.twin.api.printers import age, column, format_selector, name, NAME, AGE, Printer
+from aoi.twin.api.printers import AGE, NAME, Printer, age, column, format_selector, name
 
 
 def networkpolicy_cells(obj: dict, now: float) -> list:
-    """Name, Pod-Selector, Age."""
+    """Return the cells Name, Pod-Selector, Age."""
     return [name(obj), format_selector((obj.get("spec") or {}).get("podSelector")), age(obj, now)]
 
 
@@ -23,7 +23,7 @@ def _hosts(rules: list[dict]) -> str:
 
 
 def ingress_cells(obj: dict, now: float) -> list:
-    """Name, Class, Hosts, Address, Ports, Age."""
+    """Return the cells Name, Class, Hosts, Address, Ports, Age."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     ingress = (status.get("loadBalancer") or {}).get("ingress") or []
     address = ",".join(i.get("ip") or i.get("hostname") or "" for i in ingress)
@@ -33,7 +33,7 @@ def ingress_cells(obj: dict, now: float) -> list:
 
 
 def ingressclass_cells(obj: dict, now: float) -> list:
-    """Name, Controller, Parameters, Age."""
+    """Return the cells Name, Controller, Parameters, Age."""
     spec = obj.get("spec") or {}
     params = spec.get("parameters")
     shown = "<none>" if not params else f"{params.get('kind', '')}/{params.get('name', '')}"
@@ -41,7 +41,7 @@ def ingressclass_cells(obj: dict, now: float) -> list:
 
 
 def pdb_cells(obj: dict, now: float) -> list:
-    """Name, Min Available, Max Unavailable, Allowed Disruptions, Age."""
+    """Return the cells Name, Min Available, Max Unavailable, Allowed Disruptions, Age."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     text = lambda v: "N/A" if v is None else str(v)  # noqa: E731
     return [name(obj), text(spec.get("minAvailable")), text(spec.get("maxUnavailable")),
@@ -49,7 +49,7 @@ def pdb_cells(obj: dict, now: float) -> list:
 
 
 def priorityclass_cells(obj: dict, now: float) -> list:
-    """Name, Value, Global-Default, Age, Preemption-Policy."""
+    """Return the cells Name, Value, Global-Default, Age, Preemption-Policy."""
     return [name(obj), int(obj.get("value") or 0), bool(obj.get("globalDefault")), age(obj, now),
             obj.get("preemptionPolicy") or "PreemptLowerPriority"]
 

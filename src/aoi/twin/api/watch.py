@@ -49,7 +49,7 @@ def _event(twin, call: Call, type_: str, obj: dict) -> bytes:
         table["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion", "")
         obj = table
     else:
-        obj = present(obj, call.route.resource.kind, clock_shift(twin, call.headers), listed=True)
+        obj = present(obj, call.route.resource.kind, clock_shift(twin, call.headers, call.route), listed=True)
     return orjson.dumps({"type": type_, "object": obj}) + b"\n"
 
 
