@@ -130,8 +130,10 @@ POLLING_COMMANDS = ("kubectl drain",)  # they wait for deletions by GETting each
 
 
 def pull_for_poll(twin, call: Call) -> None:
-    """In manual time, let a polling command's wait pass on the twin's clock: a GET of an object being deleted runs
-    simulated time (within the command's budget) until the object is gone, as a watch would.
+    """In manual time, let a polling command's wait pass on the twin's clock.
+
+    A GET of an object being deleted runs simulated time (within the command's budget) until the object is gone,
+    as a watch would; `kubectl drain` polls its evicted pods this way.
     """
     r = call.route
     if twin.clock_mode != "manual" or call.method != "GET" or not r.name or r.subresource:
