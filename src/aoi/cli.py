@@ -16,6 +16,15 @@ twin_app = typer.Typer(help="The Kubernetes digital twin.", no_args_is_help=True
 app.add_typer(twin_app, name="twin")
 
 
+def _mount_problems() -> None:
+    from aoi.problems.cli import problems_app
+
+    app.add_typer(problems_app, name="problems", help="The AIOpsLab problem catalogue.")
+
+
+_mount_problems()
+
+
 @twin_app.command("up")
 def twin_up(
     apps: Optional[list[str]] = typer.Option(None, "--app", help="App to deploy (repeatable): hotel-reservation, "
@@ -24,7 +33,7 @@ def twin_up(
     port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0 picks a free one)."),
     seed: int = typer.Option(0, "--seed", help="Seed for names, IPs and hashes."),
 ) -> None:
-    """Serve the twin until interrupted, following the wall clock."""
+    """Serve the twin until interrupted, following the wall clock (point kubectl at DIR/admin.yaml)."""
     from aoi.twin import build_twin
     from aoi.twin.catalog import APP_NAMES
     from aoi.twin.clock import SimClock
@@ -55,6 +64,38 @@ def twin_up(
     finally:
         ticker.stop()
         server.stop()
+
+
+TOUR = ("get nodes -o wide", "get pods -n test-hotel-reservation", "get svc geo -n test-hotel-reservation",
+        "describe deploy geo -n test-hotel-reservation", "logs deploy/geo -n test-hotel-reservation --tail 5",
+        "exec deploy/mongodb-geo -n test-hotel-reservation -- mongo admin -u admin -p admin --quiet --eval "
+        "\"printjson(db.getUser('admin'))\"", "top pods -n test-hotel-reservation",
+        "scale deploy/geo --replicas 0 -n test-hotel-reservation", "get pods -n test-hotel-reservation -l io.kompose.service=search",
+        "logs deploy/search -n test-hotel-reservation --tail 3")
+
+
+@twin_app.command("tour")
+def twin_tour(seed: int = typer.Option(0, "--seed", help="Seed for names, IPs and hashes.")) -> None:
+    """Serve HotelReservation on the twin and drive it with the real kubectl (a two-minute walkthrough)."""
+    import shlex
+    import tempfile
+
+    from aoi.twin import build_twin
+    from aoi.twin.kubectl import KubectlRunner
+    from aoi.twin.serving import serve, write_kubeconfigs
+
+    twin = build_twin(["hotel-reservation"], seed=seed)
+    server = serve(twin)
+    folder = Path(tempfile.mkdtemp(prefix="aoi-tour-"))
+    kubeconfigs = write_kubeconfigs(twin, server.url, folder)
+    runners = {role: KubectlRunner(twin, path, folder / "cache") for role, path in kubeconfigs.items()}
+    typer.echo(f"# twin serving at {server.url}; kubeconfigs in {folder}\n")
+    steps = [("admin", c) for c in TOUR] + [("probe", "delete deploy/search -n test-hotel-reservation")]
+    for role, command in steps:
+        done = runners[role].run(shlex.split(command))
+        typer.echo(f"$ KUBECONFIG={kubeconfigs[role].name} kubectl {command}\n{done.stdout}{done.stderr}")
+        twin.advance(30)
+    server.stop()
 
 
 def main() -> None:

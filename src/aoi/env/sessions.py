@@ -16,6 +16,10 @@ from pathlib import Path
 from aoi.env.core import Env, make
 
 IDLE_TIMEOUT = 30 * 60.0
+# The first Env a process builds fills process-wide caches that are not thread-safe (the twin's TLS certificate,
+# the kubernetes client's CA file): two built at once can disagree on the certificate. Build the first one alone.
+_first_env = threading.Lock()
+_warm = threading.Event()
 ROLES = (None, "observer", "admin", "probe", "executor")  # as Env.step accepts them
 
 
@@ -91,11 +95,7 @@ class SessionPool:
         try:
             sid = secrets.token_hex(8)
             workdir = self.workdir / sid if self.workdir else None
-            try:
-                env = make(problem_id, seed=seed, target=target, max_steps=max_steps, workdir=workdir)
-            except ValueError as exc:  # unknown id, invalid target, a backend the twin cannot run
-                raise InvalidRequest(str(exc)) from None
-            session = Session(sid, env, _reset(env))
+            session = Session(sid, *_built(problem_id, seed, target, max_steps, workdir))
         finally:
             with self._lock:
                 self._pending -= 1
@@ -151,6 +151,20 @@ class SessionPool:
                 raise TooManySessions(f"{self.max_sessions} sessions are open, the server's limit; DELETE finished "
                                       f"ones, or start the server with a larger --max-sessions")
             self._pending += 1
+
+
+def _built(problem_id: str, seed: int, target: str | None, max_steps: int, workdir: Path | None) -> tuple[Env, str]:
+    """Make and reset an Env (the process's first one alone); raise InvalidRequest for a bad id or target."""
+    try:
+        env = make(problem_id, seed=seed, target=target, max_steps=max_steps, workdir=workdir)
+    except ValueError as exc:  # unknown id, invalid target, a backend the twin cannot run
+        raise InvalidRequest(str(exc)) from None
+    if _warm.is_set():
+        return env, _reset(env)
+    with _first_env:
+        task = _reset(env)
+        _warm.set()
+    return env, task
 
 
 def _reset(env: Env) -> str:

@@ -1,0 +1,19 @@
+# Two entry points (see README): `make demo` runs the main job on the twin, `make test` runs the tests.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+$(BIN)/aoi: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+.PHONY: setup demo test
+setup: $(BIN)/aoi
+
+demo: setup
+	$(BIN)/aoi twin tour
+
+test: setup
+	$(BIN)/python -m pytest -q
