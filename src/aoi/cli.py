@@ -16,13 +16,16 @@ twin_app = typer.Typer(help="The Kubernetes digital twin.", no_args_is_help=True
 app.add_typer(twin_app, name="twin")
 
 
-def _mount_problems() -> None:
+def _mount_subcommands() -> None:
+    """Attach the sub-apps that live with their packages."""
+    from aoi.env.cli import serve_env
     from aoi.problems.cli import problems_app
 
     app.add_typer(problems_app, name="problems", help="The AIOpsLab problem catalogue.")
+    app.command("serve-env", help="Serve the environment over HTTP on 127.0.0.1 (bearer token).")(serve_env)
 
 
-_mount_problems()
+_mount_subcommands()
 
 
 @twin_app.command("up")

@@ -15,6 +15,7 @@ from aoi.problems.registry import make as make_problem
 NEXT = "Please take the next action"
 SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALID_SUBMISSION)
 SECONDS_PER_STEP = 15.0
+ROLES = (None, "observer", "admin", "probe", "executor")
 SUBMITTERS = (None, "observer", "admin")
 
 
@@ -69,7 +70,7 @@ class Env:
         """Play one action; return (observation, reward, terminated, truncated, info)."""
         if self.done:
             raise RuntimeError("the episode is over; call reset() to start another")
-        if role not in ("observer", "admin", "probe", "executor", None):
+        if role not in ROLES:
             raise ValueError(f"unknown role {role!r}; use None, 'observer', 'probe' or 'executor'")
         self.steps += 1
         self.trace.append({"role": "assistant", "content": action_text})

@@ -13,14 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoi.env.core import Env, make
+from aoi.env.core import ROLES, Env, make
 
 IDLE_TIMEOUT = 30 * 60.0
-# The first Env a process builds fills process-wide caches that are not thread-safe (the twin's TLS certificate,
-# the kubernetes client's CA file): two built at once can disagree on the certificate. Build the first one alone.
-_first_env = threading.Lock()
-_warm = threading.Event()
-ROLES = (None, "observer", "admin", "probe", "executor")  # as Env.step accepts them
 
 
 class InvalidRequest(ValueError):
@@ -154,17 +149,12 @@ class SessionPool:
 
 
 def _built(problem_id: str, seed: int, target: str | None, max_steps: int, workdir: Path | None) -> tuple[Env, str]:
-    """Make and reset an Env (the process's first one alone); raise InvalidRequest for a bad id or target."""
+    """Make and reset an Env; raise InvalidRequest for a bad id or target."""
     try:
         env = make(problem_id, seed=seed, target=target, max_steps=max_steps, workdir=workdir)
     except ValueError as exc:  # unknown id, invalid target, a backend the twin cannot run
         raise InvalidRequest(str(exc)) from None
-    if _warm.is_set():
-        return env, _reset(env)
-    with _first_env:
-        task = _reset(env)
-        _warm.set()
-    return env, task
+    return env, _reset(env)
 
 
 def _reset(env: Env) -> str:

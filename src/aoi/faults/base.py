@@ -1,16 +1,14 @@
-"""The injector contract, target validation, remembered originals and object re-creation shared by all faults."""
+"""The injector contract, target validation and object re-creation shared by all faults."""
 
 from __future__ import annotations
 
 import copy
-import json
 import time
 
 from kubernetes.client.rest import ApiException
 
 from aoi.faults.client import Kube, tolerate
 
-ANNOTATION_PREFIX = "aoi.dev/"
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",
                  "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
 SERVER_ANNOTATIONS = ("deployment.kubernetes.io/revision", "pv.kubernetes.io/bind-completed",
@@ -55,18 +53,6 @@ class Injector:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
-
-
-def remembered(obj: dict, key: str):
-    """Return the JSON value an injector stored in obj's annotation aoi.dev/<key>, or None."""
-    raw = (obj["metadata"].get("annotations") or {}).get(ANNOTATION_PREFIX + key)
-    return None if raw is None else json.loads(raw)
-
-
-def memo_patch(key: str, value) -> dict:
-    """Return a merge patch that stores value (JSON) in annotation aoi.dev/<key>, or removes it when None."""
-    encoded = None if value is None else json.dumps(value, sort_keys=True)
-    return {"metadata": {"annotations": {ANNOTATION_PREFIX + key: encoded}}}
 
 
 def for_create(obj: dict) -> dict:

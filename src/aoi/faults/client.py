@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import json
+import threading
 import time
 from datetime import datetime, timezone
 from typing import Callable, Iterator
@@ -19,6 +20,7 @@ from kubernetes.stream import stream
 
 PATCH_TYPES = {"strategic": "application/strategic-merge-patch+json", "merge": "application/merge-patch+json",
                "json": "application/json-patch+json"}
+_CONFIG_LOCK = threading.Lock()
 WATCH_SLICE = 1  # seconds per watch request while waiting; bounds how far a manual-time twin is pulled forward
 
 
@@ -46,7 +48,8 @@ class Kube:
         Example:
             >>> kube = Kube.from_kubeconfig("/tmp/kubeconfigs/admin.yaml")  # doctest: +SKIP
         """
-        return cls(config.new_client_from_config(config_file=str(path), context=context), clock)
+        with _CONFIG_LOCK:  # the client writes its CA file after naming it: serialise loads across threads
+            return cls(config.new_client_from_config(config_file=str(path), context=context), clock)
 
     # --- plain-dict calls ---
     def call(self, method, *args, **kwargs) -> dict:

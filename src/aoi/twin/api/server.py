@@ -150,8 +150,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def start_stream(self, content_type: str) -> None:
         """Begin a chunked response (watch)."""
+        # the stream ends by closing the connection, so say so: clients must not reuse it
         self.wfile.write(f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n"
-                         f"Cache-Control: no-cache, private\r\n\r\n".encode())
+                         f"Cache-Control: no-cache, private\r\nConnection: close\r\n\r\n".encode())
         self.wfile.flush()
 
     def write_chunk(self, data: bytes) -> bool:

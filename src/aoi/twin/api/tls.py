@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import functools
 import ipaddress
+import threading
 import ssl
 import tempfile
 from pathlib import Path
@@ -15,9 +16,18 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
-@functools.lru_cache(maxsize=1)
+_LOCK = threading.Lock()  # lru_cache alone may run the body twice under threads: two certificates, one server
+
+
 def certificate() -> tuple[bytes, bytes]:
     """Return (certificate PEM, key PEM) for 127.0.0.1 and localhost, made once per process."""
+    with _LOCK:
+        return _certificate()
+
+
+@functools.lru_cache(maxsize=1)
+def _certificate() -> tuple[bytes, bytes]:
+    """Make the certificate (call certificate(), which serialises the first call)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aoi-twin")])
     start = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
@@ -33,10 +43,15 @@ def certificate() -> tuple[bytes, bytes]:
     return cert.public_bytes(serialization.Encoding.PEM), key_pem
 
 
-@functools.lru_cache(maxsize=1)
 def server_context() -> ssl.SSLContext:
     """Return a TLS server context holding the certificate (HTTP/1.1 only: WebSocket needs it)."""
-    cert, key = certificate()
+    with _LOCK:
+        return _server_context(*_certificate())
+
+
+@functools.lru_cache(maxsize=1)
+def _server_context(cert: bytes, key: bytes) -> ssl.SSLContext:
+    """Build the context once."""
     folder = Path(tempfile.mkdtemp(prefix="aoi-tls-"))
     (folder / "tls.crt").write_bytes(cert)
     (folder / "tls.key").write_bytes(key)
