@@ -146,7 +146,8 @@ def test_mongo_scripts_run_in_the_store_and_restart_its_service(make_cluster, me
 def test_mongo_tls_requires_tls_then_disables_it(make_cluster):
     c = make_cluster("social-network")
     old_clients = {p["metadata"]["name"] for p in c.pods(SOCIAL, "service", "url-shorten-service")}
-    REGISTRY["mongo_tls"].inject(c.kube, SOCIAL, "url-shorten-mongodb")
+    with c.budget(120):  # the injector waits for the store's rollout
+        REGISTRY["mongo_tls"].inject(c.kube, SOCIAL, "url-shorten-mongodb")
     conf = c.twin.get("configmaps", SOCIAL, "url-shorten-mongodb")["data"]["mongod.conf"]
     assert conf == ("net:\n  tls:\n    mode: requireTLS\n    certificateKeyFile: /etc/tls/tls.pem\n"
                     "    CAFile: /etc/tls/ca.crt\n")
@@ -154,7 +155,8 @@ def test_mongo_tls_requires_tls_then_disables_it(make_cluster):
     assert "kubectl.kubernetes.io/restartedAt" in template["metadata"]["annotations"]
     c.twin.advance(30)
     assert not ({p["metadata"]["name"] for p in c.pods(SOCIAL, "service", "url-shorten-service")} & old_clients)
-    REGISTRY["mongo_tls"].recover(c.kube, SOCIAL, "url-shorten-mongodb")
+    with c.budget(120):
+        REGISTRY["mongo_tls"].recover(c.kube, SOCIAL, "url-shorten-mongodb")
     conf = c.twin.get("configmaps", SOCIAL, "url-shorten-mongodb")["data"]["mongod.conf"]
     assert conf == "net:\n  tls:\n    mode: disabled\n"
 

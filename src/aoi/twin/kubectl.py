@@ -50,6 +50,7 @@ class KubectlRunner:
     def run(self, args: list[str], stdin: bytes | None = None, timeout: float = 30.0) -> Completed:
         """Run `kubectl ARGS...` and return its output."""
         with self.twin.lock:
+            outer = self.twin.sim_deadline
             self.twin.sim_deadline = self.twin.clock.now() + self.budget
             self.twin.stalled = False
         try:
@@ -58,7 +59,7 @@ class KubectlRunner:
             out, err, timed_out = self._wait(proc, stdin, timeout)
         finally:
             with self.twin.lock:
-                self.twin.sim_deadline = None
+                self.twin.sim_deadline = outer
         return Completed(args, proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), timed_out)
 
     def _wait(self, proc: subprocess.Popen, stdin: bytes | None, timeout: float) -> tuple[bytes, bytes, bool]:
