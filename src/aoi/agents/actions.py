@@ -1,0 +1,116 @@
+"""What agents write and what the environment reads: JSON tool calls in, AIOpsLab action texts out."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+SUBMIT_DEFAULTS = {"detection": "Yes", "localization": [], "analysis": {"system_level": "Application",
+                                                                      "fault_type": "Misconfiguration"}}
+
+
+class FormatError(ValueError):
+    """A model reply that is not one JSON object of the expected shape; the message says how to fix it."""
+
+
+@dataclass
+class ToolCall:
+    """One tool call a role asked for."""
+
+    tool: str
+    args: dict = field(default_factory=dict)
+    thought: str = ""
+
+    def key(self) -> str:
+        """Return a canonical text of the call (for repeat detection)."""
+        return json.dumps([self.tool, self.args], sort_keys=True)
+
+
+def extract_json(text: str) -> dict:
+    """Return the first JSON object in a reply (fenced or bare); raise FormatError when there is none.
+
+    Example:
+        >>> extract_json('Plan: ```json\\n{"tool": "finish", "args": {}}\\n```')
+        {'tool': 'finish', 'args': {}}
+    """
+    fenced = JSON_BLOCK.search(text)
+    candidates = [fenced.group(1)] if fenced else []
+    start = text.find("{")
+    if start >= 0:
+        candidates.append(_balanced(text, start))
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if isinstance(value, dict):
+            return value
+    raise FormatError("your reply must contain one JSON object, e.g. "
+                      '{"thought": "...", "tool": "exec_shell", "args": {"command": "kubectl get pods -n NS"}}')
+
+
+def _balanced(text: str, start: int) -> str:
+    """Return the text from start up to the brace that closes it (ignoring braces inside strings)."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            escaped = ch == "\\" and not escaped
+            in_string = not (ch == '"' and not escaped)
+            continue
+        if ch == '"':
+            in_string = True
+        depth += ch == "{"
+        depth -= ch == "}"
+        if depth == 0:
+            return text[start:i + 1]
+    return text[start:]
+
+
+def parse_tool_call(text: str, tools: list[str]) -> ToolCall:
+    """Parse a role's reply into a tool call among `tools`."""
+    data = extract_json(text)
+    tool, args = data.get("tool"), data.get("args", {})
+    if tool not in tools:
+        raise FormatError(f"unknown tool {tool!r}; use one of: {', '.join(tools)}")
+    if not isinstance(args, dict):
+        raise FormatError('"args" must be an object, e.g. {"command": "..."}')
+    return ToolCall(tool, args, str(data.get("thought", "")))
+
+
+def env_action(api: str, *args) -> str:
+    """Render an environment action in AIOpsLab's format: one fenced block, positional arguments.
+
+    Example:
+        >>> env_action("get_logs", "ns", "geo")
+        "```\\nget_logs('ns', 'geo')\\n```"
+    """
+    if api == "exec_shell":
+        command = str(args[0]).replace("\\", "\\\\").replace('"', '\\"')
+        return f'```\nexec_shell("{command}")\n```'
+    return "```\n" + f"{api}({', '.join(repr(a) for a in args)})" + "\n```"
+
+
+def normalize_answer(task_type: str, answer):
+    """Coerce a model's answer into the submit argument the task type expects (best effort, never raises)."""
+    if task_type == "mitigation":
+        return None
+    if task_type == "detection":
+        text = str(answer).strip().lower() if answer is not None else ""
+        return "Yes" if text.startswith(("yes", "true", "1")) else "No" if text.startswith(("no", "false", "0")) \
+            else SUBMIT_DEFAULTS["detection"]
+    if task_type == "localization":
+        if isinstance(answer, str):
+            return [a.strip() for a in answer.split(",") if a.strip()]
+        return [str(a) for a in answer] if isinstance(answer, (list, tuple)) else []
+    if isinstance(answer, dict) and answer.get("system_level") and answer.get("fault_type"):
+        return {"system_level": str(answer["system_level"]), "fault_type": str(answer["fault_type"])}
+    return dict(SUBMIT_DEFAULTS["analysis"])
+
+
+def submit_action(task_type: str, answer) -> str:
+    """Render the submit action for a task type from an answer."""
+    value = normalize_answer(task_type, answer)
+    return env_action("submit") if task_type == "mitigation" else env_action("submit", value)

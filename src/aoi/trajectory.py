@@ -1,0 +1,78 @@
+"""The trajectory: the one record that flows from the runtime to the store, the evaluator, training and replay."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Step:
+    """One model call and what came of it.
+
+    `role` is observer, probe, executor, compressor or file_reader; `action` is the tool call the model chose (or
+    the env action text sent); `observation` what it got back; `t` seconds since the episode started (wall clock).
+    """
+
+    role: str
+    text: str  # the model's output
+    action: str = ""
+    observation: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency: float = 0.0
+    t: float = 0.0
+    prompt_hash: str = ""  # sha256 of the messages sent (the messages themselves are not stored)
+    logprobs: list[float] | None = None
+    status: str = "ok"  # ok | error | refused | format_error | repeated | truncated | approval_denied
+
+
+@dataclass
+class Policy:
+    """Which model (and adapter) produced a trajectory."""
+
+    model: str
+    adapter: str | None = None
+    version: str | None = None
+
+
+@dataclass
+class Trajectory:
+    """One episode, as DESIGN.md defines it."""
+
+    problem_id: str
+    task_type: str
+    family: str = ""
+    target: str | None = None
+    backend: str = "twin"
+    seed: int = 0
+    attempt: int = 0
+    policy: Policy = field(default_factory=lambda: Policy("unknown"))
+    guidance_ids: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    submission: Any = None
+    results: dict = field(default_factory=dict)
+    strict_success: bool | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    config: dict = field(default_factory=dict)  # the resolved run configuration
+    error: str | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def to_dict(self) -> dict:
+        """Return the trajectory as plain JSON-ready data."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Trajectory":
+        """Rebuild a trajectory from to_dict() output."""
+        data = dict(data)
+        data["policy"] = Policy(**data.get("policy") or {"model": "unknown"})
+        data["steps"] = [Step(**s) for s in data.get("steps") or []]
+        return cls(**data)
+
+    def tokens(self, role: str | None = None) -> tuple[int, int]:
+        """Return (input, output) tokens over all steps, or one role's."""
+        steps = [s for s in self.steps if role is None or s.role == role]
+        return sum(s.input_tokens for s in steps), sum(s.output_tokens for s in steps)
