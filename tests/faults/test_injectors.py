@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from aoi.faults import REGISTRY, FaultError, get
-from fault_cluster import make_cluster  # noqa: F401 - a fixture
+from aoi.faults import REGISTRY, get
 
 HOTEL, SOCIAL, SHOP = "test-hotel-reservation", "test-social-network", "astronomy-shop"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from aoi.faults import REGISTRY
-from fault_cluster import all_apps  # noqa: F401 - a fixture
 
 HOTEL, SOCIAL, SHOP = "test-hotel-reservation", "test-social-network", "astronomy-shop"
 

@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from conftest import Served
+from aoi.twin.testing import Served
 
 from aoi.twin import build_twin
 

@@ -1,7 +1,7 @@
 """Same seed, same cluster: kubectl output is byte-identical across twins; another seed names things differently."""
 
 import pytest
-from conftest import Served
+from aoi.twin.testing import Served
 
 from aoi.twin import build_twin
 

@@ -170,10 +170,10 @@ class Handler(BaseHTTPRequestHandler):
         self.write_chunk(b"")
         self.close_connection = True
 
-    def connection_alive(self) -> bool:
-        """Tell whether the client is still connected (a readable socket with no data means closed)."""
+    def connection_alive(self, wait: float = 0.0) -> bool:
+        """Tell whether the client is still connected, waiting up to `wait` seconds for it to hang up."""
         try:
-            readable, _, _ = select.select([self.connection], [], [], 0)
+            readable, _, _ = select.select([self.connection], [], [], wait)
             if not readable:
                 return True
             return bool(self.connection.recv(1, socket.MSG_PEEK))

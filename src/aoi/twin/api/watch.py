@@ -12,6 +12,7 @@ from aoi.twin.api.presentation import clock_shift, present
 from aoi.twin.api.tables import render_table
 
 WAIT_SLICE = 0.25  # seconds between checks for a closed connection or a deadline
+HANG_UP_GRACE = 0.05  # manual time: how long a client that has what it waited for gets to hang up
 DEFAULT_TIMEOUT = 1800.0
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?)(h|ms|us|µs|ns|m|s)")
 _UNITS = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -109,21 +110,41 @@ def serve_watch(handler, twin, call: Call) -> None:
         return handler.end_stream()
     sim_end = twin.clock.now() + timeout  # in manual time the request timeout runs on the twin's clock
     while time.monotonic() < stop_at:
-        with twin.lock:
-            lines, rv = _pending(twin, call, rv, match)
-            if not lines and twin.clock_mode == "manual":
-                if twin.clock.now() >= sim_end:
-                    break
-                _fast_forward(twin, call, rv, match, sim_end)
-                lines, rv = _pending(twin, call, rv, match)
-            if not lines:
-                twin.store.changed.wait(WAIT_SLICE)
-                lines, rv = _pending(twin, call, rv, match)
+        lines, rv, ended = _next_lines(handler, twin, call, rv, match, sim_end)
+        if ended:
+            break
         if lines and not handler.write_chunk(b"".join(lines)):
             return
         if not lines and not handler.connection_alive():
             return
     handler.end_stream()
+
+
+def _next_lines(handler, twin, call: Call, rv: int, match, sim_end: float) -> tuple[list[bytes], int, bool]:
+    """Wait for the next events: real time in wall mode; in manual mode pull simulated time forward.
+
+    In manual time the client gets a moment to hang up first: one that already has what it waited for (a rollout
+    that finished, a pod that is gone) closes now, and simulated time must not run on for it.
+    Returns (lines, newest rv, stream over).
+    """
+    with twin.lock:
+        lines, rv = _pending(twin, call, rv, match)
+    if lines:
+        return lines, rv, False
+    if twin.clock_mode == "manual":
+        if not handler.connection_alive(HANG_UP_GRACE):
+            return [], rv, True
+        with twin.lock:
+            if twin.clock.now() >= sim_end:
+                return [], rv, True
+            _fast_forward(twin, call, rv, match, sim_end)
+            lines, rv = _pending(twin, call, rv, match)
+        if lines or not twin.stalled:
+            return lines, rv, False
+    with twin.lock:
+        twin.store.changed.wait(WAIT_SLICE)
+        lines, rv = _pending(twin, call, rv, match)
+    return lines, rv, False
 
 
 POLLING_COMMANDS = ("kubectl drain",)  # they wait for deletions by GETting each object once a second

@@ -131,17 +131,6 @@ class DaemonSetController(Controller):
         pin_to_node(pod["spec"], node["metadata"]["name"])
         stored = operations.create(twin, twin.resource("pods"), ds["metadata"]["namespace"], pod)
         twin.record(ds, "Normal", "SuccessfulCreate", f"Created pod: {stored['metadata']['name']}", COMPONENT)
-        if any(node_selector_ok(stored, n) for n in nodes if n is not node):
-            self._bind(twin, stored, node)
-
-    def _bind(self, twin, pod, node) -> None:
-        """Bind the pod ourselves: this scheduler ignores matchFields and would place it on any node."""
-        scheduler = twin.controllers.get("scheduler")
-        if scheduler is not None and hasattr(scheduler, "_bind"):
-            scheduler._bind(twin, pod, node)
-        else:
-            pod["spec"]["nodeName"] = node["metadata"]["name"]
-            twin.update("pods", pod)
 
     # --- rolling update ---
     def _roll(self, twin, ds, nodes) -> None:

@@ -36,7 +36,9 @@ def job_condition(type_: str, reason: str, message: str, now: float) -> dict:
 
 
 def phase(pod: dict) -> str:
-    """Return the pod's phase."""
+    """Return the pod's phase; an unscheduled pod being deleted never runs, so it counts as Failed (pod GC)."""
+    if pod["metadata"].get("deletionTimestamp") and not pod["spec"].get("nodeName"):
+        return "Failed"
     return (pod.get("status") or {}).get("phase", "Pending")
 
 

@@ -95,7 +95,8 @@ class Kubelet(Controller):
         dues = [c.due for c in run.containers.values() if c.due is not None]
         dues += [c.ready_at for c in run.containers.values()
                  if c.phase == "running" and c.ready_at is not None and c.ready_at > now]
-        dues += [t for t in (run.sandbox_at if not run.ip else None, run.remove_at) if t is not None]
+        sandbox = run.sandbox_at if not run.ip and run.remove_at is None else None
+        dues += [t for t in (sandbox, run.remove_at) if t is not None and t > now]
         if not dues:
             return
         at = min(dues)
@@ -279,10 +280,18 @@ class Kubelet(Controller):
             for c in run.containers.values():
                 if c.phase == "running":
                     self._event(twin, pod, c, "Normal", "Killing", f"Stopping container {c.name}")
-                    c.exit_at, c.exit_code, c.exit_reason = run.remove_at, 0, "Completed"
+                    c.exit_at, c.exit_code, c.exit_reason = run.remove_at, 143, "Error"  # SIGTERM
                 c.due = None
         if now < run.remove_at:
             return False
+        if pod["metadata"].get("finalizers"):  # the API keeps it until its finalizers are cleared
+            for c in run.containers.values():
+                if c.phase not in ("exited", "done"):
+                    if c.phase != "running":  # never started: the kubelet reports it as lost
+                        c.exit_code, c.exit_reason, c.started_at = 137, "ContainerStatusUnknown", now
+                    c.phase, c.finished_at, c.due = "exited", now, None
+            self._publish(twin, pod, run, now)
+            return True
         twin.store.delete(twin.resource("pods"), pod["metadata"]["namespace"], pod["metadata"]["name"])
         self.logs.drop_pod(run.uid)
         self.runs.pop((pod["metadata"]["namespace"], pod["metadata"]["name"]), None)

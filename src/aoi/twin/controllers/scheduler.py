@@ -22,10 +22,14 @@ def tolerates(pod: dict, taint: dict) -> bool:
     return False
 
 
-def _term_matches(term: dict, labels: dict) -> bool:
-    """Evaluate one nodeSelectorTerm's matchExpressions."""
-    for expr in term.get("matchExpressions") or []:
+def _term_matches(term: dict, labels: dict, name: str = "") -> bool:
+    """Evaluate one nodeSelectorTerm: matchExpressions over labels, matchFields over metadata.name."""
+    fields = [{**f, "key": "metadata.name"} for f in term.get("matchFields") or [] if f.get("key") == "metadata.name"]
+    if any(f.get("key") != "metadata.name" for f in term.get("matchFields") or []):
+        return False
+    for expr in (term.get("matchExpressions") or []) + fields:
         key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        labels = {**labels, "metadata.name": name} if key == "metadata.name" else labels
         if (op == "In" and labels.get(key) not in values) or (op == "NotIn" and labels.get(key) in values):
             return False
         if (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
@@ -41,12 +45,13 @@ def node_selector_ok(pod: dict, node: dict) -> bool:
     required = (((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {})
                 .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
     terms = required.get("nodeSelectorTerms") or []
-    return not terms or any(_term_matches(t, labels) for t in terms)
+    return not terms or any(_term_matches(t, labels, node["metadata"]["name"]) for t in terms)
 
 
 def node_reason(pod: dict, node: dict) -> str | None:
     """Return why the pod cannot run on node (None when it can)."""
-    if node["spec"].get("unschedulable"):
+    cordon = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    if node["spec"].get("unschedulable") and not tolerates(pod, cordon):
         return "node(s) were unschedulable"
     for taint in node["spec"].get("taints") or []:
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(pod, taint):
@@ -68,9 +73,16 @@ def volume_problem(twin, pod: dict) -> str | None:
             return f'persistentvolumeclaim "{claim}" not found'
         if pvc["metadata"].get("deletionTimestamp"):
             return f'persistentvolumeclaim "{claim}" is being deleted'
-        if pvc.get("status", {}).get("phase") != "Bound":
+        if pvc.get("status", {}).get("phase") != "Bound" and not _waits_for_consumer(twin, pvc):
             return "pod has unbound immediate PersistentVolumeClaims"
     return None
+
+
+def _waits_for_consumer(twin, pvc: dict) -> bool:
+    """Tell whether a claim's class binds only once a pod uses it (WaitForFirstConsumer)."""
+    name = pvc["spec"].get("storageClassName")
+    cls = twin.get("storageclasses", "", name) if name else None
+    return bool(cls and cls.get("volumeBindingMode") == "WaitForFirstConsumer")
 
 
 class Scheduler(Controller):

@@ -1,8 +1,4 @@
-"""Fixtures for fault injector tests: private twins served over HTTPS, a `Kube` client each, simulated-time budgets.
-
-Test modules import the fixtures from here (a conftest.py in this folder would shadow tests/conftest.py for the
-modules that do `from conftest import Served`).
-"""
+"""Fixtures for fault injector tests: private twins served over HTTPS, a `Kube` client each, simulated-time budgets."""
 
 from __future__ import annotations
 

@@ -1,0 +1,176 @@
+"""The configuration's schema: pydantic models, every option documented where it is declared."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+ROLES = ("observer", "probe", "executor", "compressor")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the option, where it came from and how to fix it."""
+
+
+class _Section(BaseModel):
+    """A config section: unknown options are errors (typos surface), assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Section):
+    """Which model answers and how it is called; a bare string in a file means `{spec: ...}`."""
+
+    spec: str = Field("expert", description="Model spec: expert, openai:<model>, openrouter:<model>, "
+                      "vllm:<model>@<url>, ollama:<model>, local:<path-or-smollm2>[+adapter=<dir>] or replay:<file>.")
+    base_url: str | None = Field(None, description="An OpenAI-compatible server's /v1 URL (None: the spec's own).")
+    api_key: SecretStr | None = Field(None, description="API key for base_url; never written out (resolved() "
+                                      "shows **********).")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature (0 = greedy).")
+    max_tokens: int = Field(1024, ge=1, description="Most tokens one answer may generate.")
+    timeout: float = Field(60.0, gt=0, description="Seconds per request before it counts as a (retried) timeout.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_spec(cls, data: Any) -> Any:
+        return {"spec": data} if isinstance(data, str) else data
+
+    @field_validator("spec")
+    @classmethod
+    def _known_kind(cls, spec: str) -> str:
+        from aoi.models.registry import FORMS
+
+        kinds = {form.split(":")[0] for form in FORMS}
+        kind, _, rest = spec.partition(":")
+        if kind not in kinds:
+            raise ValueError(f"unknown model kind {kind!r}; use one of {', '.join(FORMS)} (a bare model name "
+                             f"needs its provider, e.g. openai:{spec})")
+        if (kind == "expert") != (rest == ""):
+            raise ValueError("write just 'expert'" if kind == "expert" else f"{kind} needs a model: {kind}:<name>")
+        return spec
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://, e.g. http://127.0.0.1:8000/v1")
+        return url
+
+
+class AgentConfig(_Section):
+    """Budgets and guards of the agent loop."""
+
+    max_iterations: int = Field(14, ge=1, description="Observer decisions per episode before it must submit.")
+    probe_budget: int = Field(4, ge=1, description="Environment actions the Probe may take per instruction.")
+    executor_budget: int = Field(4, ge=1, description="Environment actions the Executor may take per instruction.")
+    compress_budget_tokens: int = Field(1500, ge=50, description="Tokens the Compressor condenses an output to.")
+    observer_context_tokens: int = Field(6000, ge=500, description="Token budget of the Observer's whole prompt.")
+    repeat_limit: int = Field(2, ge=1, description="Identical actions in a row before the guard refuses the next.")
+    output_cap_chars: int = Field(12000, ge=200, description="Raw output characters kept before compression.")
+
+    @model_validator(mode="after")
+    def _compressed_fits(self) -> "AgentConfig":
+        if self.compress_budget_tokens >= self.observer_context_tokens:
+            raise ValueError(f"compress_budget_tokens ({self.compress_budget_tokens}) must be below "
+                             f"observer_context_tokens ({self.observer_context_tokens}); lower the first or raise "
+                             f"the second")
+        return self
+
+
+class ApprovalRule(_Section):
+    """One rule of the Executor's approval gate: the first rule whose pattern matches a command decides."""
+
+    match: str = Field(description="Regular expression searched in the command, e.g. 'delete\\s+(pv|persistentvolume)'.")
+    decision: Literal["allow", "ask", "deny"] = Field(description="What a match does to the command.")
+    reason: str = Field("", description="Shown to the Executor (and the user) when the rule fires.")
+
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression ({exc}); escape special characters with \\") from None
+        return pattern
+
+
+class ApprovalConfig(_Section):
+    """How the Executor's changes are approved."""
+
+    mode: Literal["auto", "ask", "deny"] = Field("auto", description="For commands no rule matches: auto approves, "
+                                                 "ask prompts on the terminal, deny refuses every change.")
+    rules: list[ApprovalRule] = Field(default_factory=list, description="Rules checked in order before the mode.")
+
+
+class EnvConfig(_Section):
+    """Where episodes run."""
+
+    backend: Literal["twin", "aiopslab", "cluster"] = Field("twin", description="twin (the embedded digital "
+                                                            "twin), aiopslab (AIOpsLab itself) or cluster (a real one).")
+    seed: int = Field(0, ge=0, description="Seed of the twin and of sampling: same seed, same observations.")
+    max_steps: int = Field(30, ge=1, description="Environment actions per episode before it is truncated.")
+    target: str | None = Field(None, description="Faulted component of a parametric problem (None: the default).")
+    kubeconfig: Path | None = Field(None, description="Kubeconfig of the cluster; required when backend is cluster.")
+
+    @model_validator(mode="after")
+    def _cluster_needs_kubeconfig(self) -> "EnvConfig":
+        if self.backend == "cluster" and self.kubeconfig is None:
+            raise ValueError("backend 'cluster' needs env.kubeconfig (or AOI_KUBECONFIG) naming a kubeconfig file")
+        return self
+
+
+class StoreConfig(_Section):
+    """Where runs are recorded."""
+
+    path: Path = Field(Path("runs/trajectories.db"), description="SQLite trajectory store (created when missing).")
+    audit_log: Path = Field(Path("runs/audit.jsonl"), description="Append-only log of every change the Executor "
+                            "made or was refused.")
+
+
+class RoleModels(_Section):
+    """Per-role model overrides; an unset role uses the main model, a set one changes only what it names."""
+
+    observer: ModelConfig | None = Field(None, description="Model of the Observer (plans, decides, submits).")
+    probe: ModelConfig | None = Field(None, description="Model of the Probe (read-only investigation).")
+    executor: ModelConfig | None = Field(None, description="Model of the Executor (changes under approval).")
+    compressor: ModelConfig | None = Field(None, description="Model of the Compressor (condenses outputs).")
+
+
+class RunConfig(_Section):
+    """Everything one `aoi run` or `aoi eval` needs."""
+
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The main model, for every role.")
+    models: RoleModels = Field(default_factory=RoleModels, description="Per-role overrides of the main model.")
+    agent: AgentConfig = Field(default_factory=AgentConfig, description="Agent loop budgets and guards.")
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig, description="The Executor's approval gate.")
+    env: EnvConfig = Field(default_factory=EnvConfig, description="The environment backend and episode limits.")
+    store: StoreConfig = Field(default_factory=StoreConfig, description="Trajectory store and audit log.")
+
+    def model_for(self, role: str) -> ModelConfig:
+        """Return a role's model: the main one with the role's overrides on top.
+
+        The endpoint (base_url, api_key) is inherited only while the role keeps the main model's kind and sets no
+        base_url of its own, so a key is never sent to a server it was not given for.
+
+        Example:
+            >>> RunConfig(model="openai:gpt-4o", models={"probe": {"temperature": 0.5}}).model_for("probe").spec
+            'openai:gpt-4o'
+        """
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
+        override = getattr(self.models, role)
+        if override is None:
+            return self.model
+        given = override.model_fields_set
+        data = self.model.model_dump()
+        if "base_url" in given or ("spec" in given and _kind(override.spec) != _kind(self.model.spec)):
+            data.update(base_url=None, api_key=None)
+        return ModelConfig.model_validate(data | override.model_dump(include=given))
+
+
+def _kind(spec: str) -> str:
+    """Return the kind of a model spec (the part before the first colon)."""
+    return spec.partition(":")[0]

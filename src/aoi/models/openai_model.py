@@ -1,0 +1,156 @@
+"""A chat model behind any OpenAI-compatible endpoint: OpenAI, OpenRouter, vLLM, Ollama, llama.cpp server."""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+from typing import Any
+
+import openai
+
+from aoi.models.base import Completion, Message, ModelError, TransientModelError
+from aoi.models.tokens import count_messages, count_tokens
+
+OPENROUTER_URL = "https://openrouter.ai/api/v1"
+TRANSIENT_STATUS = {408, 409, 429}  # plus every 5xx; the same set the SDK itself retries
+
+
+class OpenAIModel:
+    """Chat completions from an OpenAI-compatible server; SDK errors become ModelError or TransientModelError."""
+
+    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60.0, temperature: float = 0.0, max_tokens: int = 1024,
+                 extra_body: dict | None = None):
+        """Configure from arguments, else from AOI_MODEL, AOI_BASE_URL and AOI_API_KEY.
+
+        Args:
+            model: The model name the server knows (env AOI_MODEL).
+            base_url: The server's `/v1` URL (env AOI_BASE_URL); None means api.openai.com.
+            api_key: The key (env AOI_API_KEY, else OPENAI_API_KEY, or OPENROUTER_API_KEY for OpenRouter). Local
+                servers (any other base URL) need none.
+            timeout: Seconds per request before it counts as a transient timeout.
+            temperature: Default sampling temperature.
+            max_tokens: Default cap on generated tokens.
+            extra_body: Extra JSON fields sent with every request (e.g. vLLM's `top_k`).
+
+        Example:
+            >>> m = OpenAIModel("qwen2.5:0.5b", base_url="http://127.0.0.1:11434/v1")
+            >>> m.name
+            'openai:qwen2.5:0.5b'
+        """
+        self.model = model or os.environ.get("AOI_MODEL") or ""
+        if not self.model:
+            raise ModelError("no model name given: pass model=... or set AOI_MODEL (e.g. AOI_MODEL=gpt-4o-mini)")
+        self.base_url = (base_url or os.environ.get("AOI_BASE_URL") or "").rstrip("/") or None
+        self.api_key = api_key or _key_from_env(self.base_url)
+        self.timeout, self.temperature, self.max_tokens = timeout, temperature, max_tokens
+        self.extra_body = extra_body
+        self.name = f"openai:{self.model}"
+        # max_retries=0: with_retries owns the retry policy, so attempts are counted and the sleep is injectable.
+        self.client = openai.OpenAI(api_key=self.api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
+
+    def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
+                 temperature: float | None = None) -> Completion:
+        """Answer the conversation with one chat completion; raise ModelError/TransientModelError on failure."""
+        started = time.perf_counter()
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model, messages=messages, extra_body=self.extra_body,
+                max_tokens=max_tokens or self.max_tokens,
+                temperature=self.temperature if temperature is None else temperature)
+        except (openai.OpenAIError, ValueError) as err:  # the SDK lets a body's JSONDecodeError through
+            raise self._translate(err) from err
+        return self._completion(response, messages, time.perf_counter() - started)
+
+    def _completion(self, response: Any, messages: list[Message], latency: float) -> Completion:
+        """Build the Completion from a response, counting tokens locally when the server reports no usage."""
+        choices = getattr(response, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise TransientModelError(f"{self._where()} returned a response without choices: {str(response)[:200]}")
+        text = choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+        if usage is not None and usage.prompt_tokens is not None:
+            tokens, source = (usage.prompt_tokens, usage.completion_tokens or 0), "server"
+        else:
+            tokens, source = (count_messages(messages), count_tokens(text)), "cl100k"
+        meta = {"model": getattr(response, "model", self.model), "finish_reason": choices[0].finish_reason,
+                "usage": source}
+        return Completion(text, input_tokens=tokens[0], output_tokens=tokens[1], latency=latency, meta=meta)
+
+    def _where(self) -> str:
+        """Name the endpoint for error messages."""
+        return f"model {self.model!r} at {self.base_url or 'https://api.openai.com/v1'}"
+
+    def _translate(self, err: Exception) -> ModelError:
+        """Map an SDK error to a ModelError that says what to fix, transient where a retry may help."""
+        where = self._where()
+        if isinstance(err, openai.APITimeoutError):
+            return TransientModelError(f"{where} timed out after {self.timeout}s; raise timeout= if it is slow")
+        if isinstance(err, openai.APIConnectionError):
+            return TransientModelError(f"cannot reach {where} ({err.__cause__ or err}); check the server is up "
+                                       "and AOI_BASE_URL is right")
+        if isinstance(err, openai.APIStatusError):
+            return self._status_error(err, where)
+        # A 200 whose body is not the JSON the SDK expects: a truncated or proxied answer, usually passing.
+        return TransientModelError(f"{where} sent a malformed response ({type(err).__name__}: {err}); "
+                                   "check AOI_BASE_URL points at an OpenAI-compatible /v1 endpoint")
+
+    def _status_error(self, err: openai.APIStatusError, where: str) -> ModelError:
+        """Map an HTTP error status to an error naming the setting to fix."""
+        code, detail = err.status_code, _detail(err)
+        if code in TRANSIENT_STATUS or code >= 500:
+            return TransientModelError(f"{where} answered HTTP {code}: {detail}",
+                                       retry_after=retry_after(err.response.headers))
+        fixes = {401: "the API key was rejected: set AOI_API_KEY (or OPENAI_API_KEY / OPENROUTER_API_KEY) to a "
+                      "valid key",
+                 403: "the API key may not use this model: check the key's permissions or choose another AOI_MODEL",
+                 404: "the model or endpoint was not found: check AOI_MODEL and that AOI_BASE_URL ends in /v1",
+                 400: "the request was rejected: check the model name, max_tokens and the messages"}
+        return ModelError(f"{where} answered HTTP {code} ({detail}); {fixes.get(code, 'see the server message')}")
+
+
+def _detail(err: openai.APIStatusError) -> str:
+    """Return the server's own error message, shortened."""
+    return str(getattr(err, "message", "") or err)[:300]
+
+
+def _key_from_env(base_url: str | None) -> str:
+    """Find the API key in the environment; local servers get a placeholder, hosted ones must have a key."""
+    key = os.environ.get("AOI_API_KEY")
+    hosted_openrouter = bool(base_url) and "openrouter.ai" in base_url
+    key = key or os.environ.get("OPENROUTER_API_KEY" if hosted_openrouter else "OPENAI_API_KEY")
+    if key:
+        return key
+    if base_url is None or hosted_openrouter:
+        var = "OPENROUTER_API_KEY" if hosted_openrouter else "OPENAI_API_KEY"
+        raise ModelError(f"no API key for {base_url or 'https://api.openai.com/v1'}: set AOI_API_KEY or {var}, "
+                         "or pass api_key=...")
+    return "not-needed"  # vLLM, Ollama and llama.cpp accept any key unless started with one
+
+
+def retry_after(headers: Any) -> float | None:
+    """Read how long the server asks us to wait, in seconds, from retry-after-ms or Retry-After.
+
+    Example:
+        >>> retry_after({"retry-after": "2"}), retry_after({"retry-after-ms": "1500"}), retry_after({})
+        (2.0, 1.5, None)
+    """
+    headers = {k.lower(): v for k, v in dict(headers or {}).items()}
+    if "retry-after-ms" in headers:
+        return _seconds(headers["retry-after-ms"], scale=1000)
+    return _seconds(headers.get("retry-after"))
+
+
+def _seconds(value: str | None, scale: float = 1) -> float | None:
+    """Parse a delay given as a number (divided by scale) or an HTTP date; None when absent or unreadable."""
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value) / scale)
+    except ValueError:
+        pass
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None

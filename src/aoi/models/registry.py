@@ -1,0 +1,97 @@
+"""Build a model from a spec string such as `openai:gpt-4o-mini` or `local:smollm2+adapter=runs/lora`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from aoi.models.base import Model, ModelError
+from aoi.models.retry import with_retries
+
+OLLAMA_URL = "http://127.0.0.1:11434/v1"
+FORMS = ("openai:<model>", "openrouter:<model>", "vllm:<model>@<url>", "ollama:<model>",
+         "local:<path-or-smollm2>[+adapter=<dir>]", "replay:<file>", "expert")
+
+
+def load_model(spec: str, *, attempts: int = 4, sleep: Callable[[float], Any] = time.sleep, **options: Any) -> Model:
+    """Build the model a spec names; endpoint and local models come wrapped with retries.
+
+    Args:
+        spec: One of FORMS, e.g. "ollama:qwen2.5:0.5b" or "vllm:Qwen/Qwen2.5-7B@http://gpu:8000".
+        attempts: Tries per call for retried models (replay and expert are never retried).
+        sleep: How retries wait; tests inject a recorder.
+        **options: Passed to the model's constructor (e.g. temperature=0.2, timeout=30).
+
+    Example:
+        >>> load_model("ollama:qwen2.5:0.5b").name
+        'openai:qwen2.5:0.5b'
+    """
+    kind, _, rest = spec.partition(":")
+    if kind in ("replay", "expert"):
+        return _BUILDERS[kind](rest, options)
+    if kind not in _BUILDERS or not rest:
+        raise ValueError(f"unknown model spec {spec!r}; use one of: {', '.join(FORMS)}")
+    return with_retries(_BUILDERS[kind](rest, options), attempts=attempts, sleep=sleep)
+
+
+def _openai(model: str, options: dict) -> Model:
+    """Build an OpenAI-compatible model; base URL and key from options or the environment."""
+    from aoi.models.openai_model import OpenAIModel
+
+    return OpenAIModel(model, **options)
+
+
+def _openrouter(model: str, options: dict) -> Model:
+    """Build a model served by OpenRouter."""
+    from aoi.models.openai_model import OPENROUTER_URL
+
+    return _openai(model, {"base_url": OPENROUTER_URL} | options)
+
+
+def _vllm(rest: str, options: dict) -> Model:
+    """Build a model served by vLLM (or any server) at the URL after the last '@'; '/v1' is added when missing."""
+    model, _, url = rest.rpartition("@")
+    if not model or not url.startswith(("http://", "https://")):
+        raise ValueError(f"vllm spec needs vllm:<model>@<http(s)://host:port>, got vllm:{rest!r}")
+    url = url.rstrip("/")
+    return _openai(model, {"base_url": url if url.endswith("/v1") else url + "/v1"} | options)
+
+
+def _ollama(model: str, options: dict) -> Model:
+    """Build a model served by a local Ollama."""
+    return _openai(model, {"base_url": OLLAMA_URL} | options)
+
+
+def _local(rest: str, options: dict) -> Model:
+    """Build a local transformers model, with a LoRA adapter after '+adapter='."""
+    from aoi.models.local import LocalModel
+
+    path, _, adapter = rest.partition("+adapter=")
+    return LocalModel(path, **(({"adapter": adapter} if adapter else {}) | options))
+
+
+def _replay(path: str, options: dict) -> Model:
+    """Load a replay script."""
+    from aoi.models.replay import ReplayModel
+
+    if not path:
+        raise ValueError("replay spec needs a file: replay:<steps.yaml|steps.json>")
+    return ReplayModel.from_file(path, **options)
+
+
+def _expert(rest: str, options: dict) -> Model:
+    """Build the analyzer-based expert model (written separately in aoi.models.expert)."""
+    if rest:
+        raise ValueError(f"the expert spec takes no argument, got expert:{rest!r}; write just 'expert'")
+    try:
+        from aoi.models.expert import ExpertModel
+    except ImportError as err:
+        raise ModelError(f"the expert model is not available ({err}); aoi.models.expert.ExpertModel must exist "
+                         "- use another spec meanwhile, e.g. replay:<file> or ollama:<model>") from err
+    return ExpertModel(**options)
+
+
+_BUILDERS: dict[str, Callable[[str, dict], Model]] = {
+    "openai": _openai, "openrouter": _openrouter, "vllm": _vllm, "ollama": _ollama,
+    "local": _local, "replay": _replay, "expert": _expert,
+}

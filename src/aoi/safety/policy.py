@@ -1,0 +1,302 @@
+"""The command policy: which exec_shell commands the probe and the executor may run, decided without a shell."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+from urllib.parse import unquote
+
+from aoi.safety import filters, shellwords
+from aoi.safety.kubeargs import Call, parse
+from aoi.safety.shellwords import Refused
+
+ROLES = ("probe", "executor")
+# Command paths (verb plus sub-command, aliases resolved) by what they do.
+READS = {"get", "describe", "logs", "top pod", "top node", "events", "explain", "api-resources", "api-versions",
+         "version", "cluster-info", "cluster-info dump", "auth can-i", "auth whoami", "config view",
+         "config current-context", "config get-contexts", "rollout status", "rollout history"}
+WRITES = {"patch", "scale", "set image", "set env", "set resources", "rollout restart", "rollout undo",
+          "rollout pause", "rollout resume", "delete", "create configmap", "create secret generic", "label",
+          "annotate", "cordon", "uncordon"}
+EXECS = {"exec"}
+# Other commands that change the cluster: the probe hears "this is a write", the executor hears REFUSED's reason.
+CHANGES = {"apply", "replace", "create", "edit", "run", "drain", "taint", "expose", "autoscale", "certificate", "set",
+           "patch", "scale", "delete", "label", "annotate", "cordon", "uncordon", "auth reconcile"}
+PATCH_LIKE = "change the live object with kubectl patch, set or scale instead"
+REFUSED = {
+    "apply": f"kubectl apply needs a manifest file, which exec_shell cannot provide — {PATCH_LIKE}",
+    "replace": f"kubectl replace needs a manifest file, which exec_shell cannot provide — {PATCH_LIKE}",
+    "create": "kubectl create is limited to ConfigMaps and generic Secrets from literals — patch the existing object "
+              "instead",
+    "edit": "kubectl edit opens an interactive editor — use kubectl patch with an inline -p patch instead",
+    "run": "kubectl run starts a new workload with an arbitrary image — fix the existing workload with kubectl patch "
+           "or set image instead",
+    "debug": "kubectl debug starts containers with arbitrary images — read logs and describe the pod, or run one "
+             "command with kubectl exec (executor only)",
+    "attach": "kubectl attach is interactive — read the container's output with kubectl logs instead",
+    "cp": "kubectl cp moves files between a container and the local disk — read a file with kubectl exec POD -- cat "
+          "FILE (executor only) instead",
+    "port-forward": "kubectl port-forward opens a long-running tunnel — read the Service and its endpoints, or have "
+                    "the executor exec curl inside a pod",
+    "proxy": "kubectl proxy opens a long-running, unauthenticated tunnel to the API — use kubectl get --raw PATH",
+    "drain": "kubectl drain evicts every pod from a node — cordon the node and delete specific pods instead",
+    "taint": "kubectl taint changes scheduling for every workload on a node — patch the workload's tolerations or "
+             "node selector instead",
+    "expose": f"kubectl expose creates new Services — {PATCH_LIKE}",
+    "autoscale": f"kubectl autoscale creates new autoscalers — {PATCH_LIKE}",
+    "diff": "kubectl diff sends manifest files to the server as a dry-run — compare with kubectl get -o yaml instead",
+    "wait": "kubectl wait blocks until a condition holds — check once with kubectl get or kubectl rollout status",
+    "kustomize": "kubectl kustomize reads local or remote files — read live objects with kubectl get instead",
+    "plugin": "kubectl plugins run arbitrary local programs — use built-in kubectl commands instead",
+    "certificate": "approving or denying certificates mints or revokes credentials — report it in your findings",
+    "auth reconcile": "kubectl auth reconcile changes RBAC — report the permission problem in your findings",
+    "config": "changing the kubeconfig is refused because the environment already targets the right cluster and "
+              "user — read it with kubectl config view",
+    "set serviceaccount": "changing a workload's service account changes its permissions — report it instead",
+    "set subject": "changing RBAC bindings is refused — report the permission problem in your findings",
+    "create token": "minting service-account tokens is a credential leak — report the permission problem instead",
+}
+
+# Resources: short names and singulars -> plurals; then the scopes that writes care about.
+ALIASES = {"po": "pods", "pod": "pods", "deploy": "deployments", "deployment": "deployments", "svc": "services",
+           "service": "services", "ns": "namespaces", "namespace": "namespaces", "no": "nodes", "node": "nodes",
+           "pv": "persistentvolumes", "persistentvolume": "persistentvolumes", "pvc": "persistentvolumeclaims",
+           "persistentvolumeclaim": "persistentvolumeclaims", "cm": "configmaps", "configmap": "configmaps",
+           "sa": "serviceaccounts", "serviceaccount": "serviceaccounts", "rs": "replicasets",
+           "replicaset": "replicasets", "sts": "statefulsets", "statefulset": "statefulsets", "ds": "daemonsets",
+           "daemonset": "daemonsets", "ep": "endpoints", "ev": "events", "event": "events", "secret": "secrets",
+           "job": "jobs", "cj": "cronjobs", "cronjob": "cronjobs", "hpa": "horizontalpodautoscalers",
+           "horizontalpodautoscaler": "horizontalpodautoscalers", "ing": "ingresses", "ingress": "ingresses",
+           "netpol": "networkpolicies", "networkpolicy": "networkpolicies", "pdb": "poddisruptionbudgets",
+           "poddisruptionbudget": "poddisruptionbudgets", "rc": "replicationcontrollers",
+           "replicationcontroller": "replicationcontrollers", "quota": "resourcequotas",
+           "resourcequota": "resourcequotas", "limits": "limitranges", "limitrange": "limitranges",
+           "role": "roles", "rolebinding": "rolebindings", "clusterrole": "clusterroles",
+           "clusterrolebinding": "clusterrolebindings", "sc": "storageclasses", "storageclass": "storageclasses",
+           "crd": "customresourcedefinitions", "crds": "customresourcedefinitions",
+           "customresourcedefinition": "customresourcedefinitions", "pc": "priorityclasses",
+           "priorityclass": "priorityclasses", "csr": "certificatesigningrequests",
+           "certificatesigningrequest": "certificatesigningrequests", "endpointslice": "endpointslices",
+           "lease": "leases", "controllerrevision": "controllerrevisions", "ingressclass": "ingressclasses",
+           "runtimeclass": "runtimeclasses", "apiservice": "apiservices", "volumeattachment": "volumeattachments",
+           "mutatingwebhookconfiguration": "mutatingwebhookconfigurations",
+           "validatingwebhookconfiguration": "validatingwebhookconfigurations", "cs": "componentstatuses"}
+NAMESPACED = {"pods", "deployments", "replicasets", "statefulsets", "daemonsets", "services", "endpoints",
+              "endpointslices", "configmaps", "secrets", "persistentvolumeclaims", "jobs", "cronjobs", "events",
+              "horizontalpodautoscalers", "ingresses", "networkpolicies", "poddisruptionbudgets", "leases",
+              "replicationcontrollers", "limitranges", "resourcequotas", "controllerrevisions", "podchaos",
+              "networkchaos", "serviceaccounts", "roles", "rolebindings"}
+CLUSTER_SCOPED = {"nodes", "persistentvolumes", "namespaces", "clusterroles", "clusterrolebindings", "storageclasses",
+                  "customresourcedefinitions", "priorityclasses", "certificatesigningrequests", "ingressclasses",
+                  "runtimeclasses", "apiservices", "volumeattachments", "mutatingwebhookconfigurations",
+                  "validatingwebhookconfigurations", "componentstatuses", "csidrivers", "csinodes"}
+IDENTITY = {"roles", "rolebindings", "clusterroles", "clusterrolebindings", "serviceaccounts"}
+CLUSTER_WRITES = {("patch", "persistentvolumes"), ("patch", "nodes"), ("label", "nodes"), ("annotate", "nodes"),
+                  ("label", "persistentvolumes"), ("annotate", "persistentvolumes"), ("cordon", "nodes"),
+                  ("uncordon", "nodes")}
+POD_DEFAULT = {"logs", "exec", "attach", "port-forward", "top pod"}
+NODE_DEFAULT = {"top node", "cordon", "uncordon", "drain"}
+
+# Flags refused for every role, grouped by what they would let a command do.
+FLAG_REASONS = {
+    "identity": ({"as", "as-group", "as-uid", "token", "user", "username", "password", "client-certificate",
+                  "client-key"}, "changes who kubectl acts as — run the command with your own role's credentials"),
+    "target": ({"kubeconfig", "context", "cluster", "server", "certificate-authority", "tls-server-name",
+                "insecure-skip-tls-verify", "insecure-skip-tls-verify-backend"},
+               "points kubectl at other credentials or another cluster — drop it; the environment already targets "
+               "the right cluster"),
+    "files": ({"filename", "kustomize", "patch-file", "from-file", "from-env-file", "cache-dir", "profile",
+               "profile-output", "output-directory"},
+              "reads or writes local files, which exec_shell cannot offer — name objects as TYPE NAME and pass "
+              "patches and values inline"),
+    "spec": ({"overrides", "privileged", "image"}, "injects an arbitrary pod spec or image — patch the owning "
+                                                   "workload instead"),
+    "stream": ({"follow", "watch", "watch-only"}, "streams until interrupted — run the command once without it "
+                                                  "(use --tail or --since to bound logs)"),
+}
+ESCALATION = re.compile(r"privileged|hostPID|hostIPC|hostNetwork|hostPath|allowPrivilegeEscalation|capabilities|"
+                        r"serviceAccount|automountServiceAccountToken", re.I)
+RAW_FORBIDDEN = {"exec", "attach", "portforward", "proxy", "secrets", "token"}
+MAX_VERBOSITY = 6  # above 6 kubectl logs request headers
+
+
+class Verdict(NamedTuple):
+    """The policy's answer: whether the command may run, why (one sentence), and its kind."""
+
+    allowed: bool
+    reason: str
+    kind: str  # read | write | exec | refused
+
+
+def check(command: str, role: str) -> Verdict:
+    """Decide whether a role may run an exec_shell command, parsing it without a shell.
+
+    Example:
+        >>> check("kubectl get pods -n shop | grep -v Running", "probe").kind
+        'read'
+        >>> check("kubectl delete pod cart-1 -n shop", "probe").reason[:43]
+        'kubectl delete is a write; the probe is rea'
+    """
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; use 'probe' or 'executor'")
+    try:
+        call = kubectl_call(command)
+        kind = _kind(call, role)
+        _check_flags(call)
+        {"read": _check_read, "write": _check_write, "exec": _check_exec}[kind](call)
+    except Refused as refused:
+        return Verdict(False, str(refused), "refused")
+    return Verdict(True, ALLOWED[kind].format(path=call.path), kind)
+
+
+ALLOWED = {"read": "kubectl {path} only reads, so it may run.",
+           "write": "kubectl {path} is a write the executor may make, subject to approval.",
+           "exec": "kubectl exec runs one non-interactive command in a container, subject to approval."}
+
+
+def kubectl_call(command: str) -> Call:
+    """Split a command, check its filters, and parse its kubectl stage; raise Refused otherwise."""
+    stages = shellwords.split(command)
+    if stages[0][0] != "kubectl":
+        raise Refused(f"`{stages[0][0]}` is refused because exec_shell runs only kubectl — use kubectl (optionally "
+                      "piped into grep, head, awk, jq ...) or ask the executor to kubectl exec it in a container.")
+    for stage in stages[1:]:
+        filters.check(stage)
+    return parse(stages[0][1:])
+
+
+def _kind(call: Call, role: str) -> str:
+    """Classify the command path for a role, or raise Refused with what to do instead."""
+    path = call.path
+    if path in READS or (role == "executor" and path in WRITES | EXECS):
+        return "read" if path in READS else "write" if path in WRITES else "exec"
+    if role == "probe" and path in EXECS:
+        raise Refused("kubectl exec runs commands inside a container, which the probe may not do — read the "
+                      "container's logs or describe the pod, or ask the executor to run it.")
+    if role == "probe" and (path in WRITES or path in CHANGES or call.verb in CHANGES):
+        raise Refused(f"kubectl {path} is a write; the probe is read-only — describe what should change in your "
+                      "findings so the executor can do it.")
+    reason = REFUSED.get(path) or REFUSED.get(call.verb)
+    if reason:
+        raise Refused(f"{reason}.")
+    raise Refused(f"kubectl {path or '(no command)'} is not a command AOI allows — read with get, describe, logs or "
+                  "events, and change things (executor) with patch, set, scale or rollout.")
+
+
+def _check_flags(call: Call) -> None:
+    """Refuse flags that change identity or cluster, touch local files, inject specs or stream forever."""
+    for group, (names, why) in FLAG_REASONS.items():
+        for name in names:
+            if call.values(name) and (group != "stream" or call.on(name)):
+                raise Refused(f"The flag --{name} is refused because it {why}.")
+    for value in call.values("v"):
+        if not (value or "").isdigit() or int(value) > MAX_VERBOSITY:
+            raise Refused(f"Verbosity -v={value} is refused (above {MAX_VERBOSITY} kubectl prints request headers) — "
+                          f"use -v={MAX_VERBOSITY} or less.")
+    for value in call.values("output"):
+        if (value or "").split("=")[0].endswith("-file"):
+            raise Refused(f"-o {value} reads a local template file — pass the template inline, e.g. -o jsonpath='{{...}}'.")
+    if any(value not in ("status", "scale") for value in call.values("subresource")):
+        raise Refused("Only the status and scale subresources may be named — read the object itself otherwise.")
+    if call.command is not None and call.path not in EXECS:
+        raise Refused(f"`--` separates a container command in kubectl exec only — remove it from kubectl {call.path}.")
+
+
+def _check_read(call: Call) -> None:
+    """Refuse reads that leak credentials: Secrets, the raw kubeconfig, and risky raw API paths."""
+    if call.verb in ("get", "describe") and any(res == "secrets" for res, _ in targets(call)):
+        raise Refused("Reading Secrets is refused because it leaks credentials — describe the workload to see which "
+                      "Secret keys it references instead.")
+    if call.path == "config view" and call.values("raw"):
+        raise Refused("kubectl config view --raw prints credentials — run kubectl config view without --raw.")
+    for path in call.values("raw"):
+        if call.path == "get":
+            _check_raw_path(path or "")
+
+
+def _check_raw_path(path: str) -> None:
+    """Refuse raw API paths that open streams, reach through proxies, or read secrets and tokens."""
+    decoded = unquote(unquote(path)).lower()
+    route, _, query = decoded.partition("?")
+    if not decoded.startswith("/") or ".." in decoded or RAW_FORBIDDEN & set(route.split("/")) \
+            or "watch" in query or "follow" in query:
+        raise Refused(f"kubectl get --raw {path} is refused (only plain reads of API paths, never exec, attach, "
+                      "portforward, proxy, secrets, tokens or streams) — use kubectl get or logs instead.")
+
+
+def _check_write(call: Call) -> None:
+    """Refuse writes across namespaces, to identities, to cluster-scoped objects, or that escalate privileges."""
+    if call.on("all-namespaces") or call.values("raw"):
+        raise Refused(f"kubectl {call.path} with --all-namespaces or --raw is refused — name one namespace with -n "
+                      "and the objects to change.")
+    found = targets(call)
+    if not found:
+        raise Refused(f"kubectl {call.path} names no object — give TYPE NAME (or TYPE/NAME) explicitly.")
+    for res, _ in found:
+        _check_target(call.path, res)
+    for value in call.values("patch") + call.operands:
+        if ESCALATION.search(value or ""):
+            raise Refused("Patches that touch privileges, host namespaces, host paths or service accounts are "
+                          "refused — change only images, commands, ports, replicas, selectors, env or data.")
+    if any((value or "").startswith("secret") for value in call.values("from")):
+        raise Refused("Copying a Secret into environment variables exposes it — reference it with secretKeyRef in "
+                      "a patch instead.")
+
+
+def _check_target(path: str, res: str) -> None:
+    """Refuse one target resource of a write."""
+    verb = path.split(" ")[0]
+    if res in IDENTITY:
+        raise Refused(f"Changing {res} is refused because it changes permissions — report the permission problem "
+                      "in your findings instead.")
+    if res in CLUSTER_SCOPED and (verb, res) not in CLUSTER_WRITES:
+        action = "Deleting" if verb == "delete" else "Changing"
+        raise Refused(f"{action} cluster-scoped {res} is refused — change the namespaced workloads that use them "
+                      "instead.")
+    if res not in NAMESPACED | CLUSTER_SCOPED:
+        raise Refused(f"kubectl {path} on {res or 'an unnamed type'!s} is refused because AOI does not know that "
+                      "resource type (or `all`) — name a specific type such as deployment, pod or configmap.")
+
+
+def _check_exec(call: Call) -> None:
+    """Refuse interactive or malformed exec; allow one command in one pod."""
+    if call.on("stdin") or call.on("tty"):
+        raise Refused("Interactive kubectl exec (-i, -t, --stdin, --tty) is refused — run one command: kubectl "
+                      "exec POD -- CMD ARGS.")
+    if len(call.operands) != 1 or not call.command:
+        raise Refused("kubectl exec needs exactly one pod and a command after `--` — write kubectl exec POD [-c "
+                      "CONTAINER] -- CMD ARGS.")
+    _check_target("exec", targets(call)[0][0])
+
+
+def resource(word: str) -> str:
+    """Return the plural resource a type names (short names, singulars and TYPE.GROUP resolved).
+
+    Example:
+        >>> resource("deploy"), resource("Deployments.apps"), resource("secret.v1.")
+        ('deployments', 'deployments', 'secrets')
+    """
+    base = word.lower().split(".", 1)[0]
+    return ALIASES.get(base, base)
+
+
+def targets(call: Call) -> list[tuple[str, str | None]]:
+    """Return the (resource, name) pairs a kubectl call acts on; name is None for a whole type.
+
+    Example:
+        >>> targets(parse(["get", "po,svc", "a"]))
+        [('pods', 'a'), ('services', 'a')]
+    """
+    words, path = call.operands, call.path
+    if path.startswith("create "):
+        kind = "secrets" if path.startswith("create secret") else resource(path.split(" ")[1])
+        return [(kind, name) for name in words[:1] or [None]]
+    if path in POD_DEFAULT | NODE_DEFAULT:
+        default = "pods" if path in POD_DEFAULT else "nodes"
+        return [(resource(w.partition("/")[0]), w.partition("/")[2]) if "/" in w else (default, w) for w in words]
+    words = [w for i, w in enumerate(words) if "=" not in w and not (i and w.endswith("-"))]
+    if not words:
+        return []
+    if "/" in words[0]:
+        return [(resource(w.partition("/")[0]), w.partition("/")[2] or None) for w in words]
+    return [(resource(t), name) for t in words[0].split(",") for name in words[1:] or [None]]

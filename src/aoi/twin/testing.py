@@ -1,0 +1,41 @@
+"""Test helpers that ship with the package: a twin served over HTTPS and driven by the real kubectl."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from aoi.twin.kubectl import Completed, KubectlRunner
+from aoi.twin.serving import serve, write_kubeconfigs
+
+
+class Served:
+    """A twin with its API server, kubeconfigs and a kubectl runner per role.
+
+    Example:
+        >>> served = Served(build_twin(["hotel-reservation"]), tmp_path)  # doctest: +SKIP
+        >>> served.ok("get pods -n test-hotel-reservation")  # doctest: +SKIP
+    """
+
+    def __init__(self, twin, folder: Path):
+        self.twin = twin
+        self.server = serve(twin)
+        self.kubeconfigs = write_kubeconfigs(twin, self.server.url, folder / "kubeconfigs")
+        self.cache = folder / "kubecache"  # a fresh discovery cache per served twin
+        self._runners = {role: KubectlRunner(twin, path, self.cache) for role, path in self.kubeconfigs.items()}
+
+    def kubectl(self, command: str | list[str], role: str = "admin", stdin: bytes | None = None,
+                timeout: float = 30.0) -> Completed:
+        """Run kubectl (a shell-like string or an argv list) as a role."""
+        args = shlex.split(command) if isinstance(command, str) else command
+        return self._runners[role].run(args, stdin=stdin, timeout=timeout)
+
+    def ok(self, command: str | list[str], role: str = "admin", stdin: bytes | None = None) -> str:
+        """Run kubectl and return stdout, failing (AssertionError) on a non-zero exit."""
+        done = self.kubectl(command, role, stdin)
+        assert done.returncode == 0, f"kubectl {command} failed ({done.returncode}): {done.stderr}"
+        return done.stdout
+
+    def close(self) -> None:
+        """Stop the server."""
+        self.server.stop()

@@ -1,0 +1,83 @@
+"""A fake OpenAI-compatible server on 127.0.0.1: scripted answers to /v1/chat/completions, requests recorded."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+def chat_body(text: str = "hello", usage: dict | None = None) -> dict:
+    """Return a chat.completion JSON body answering `text`."""
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake-model",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
+    return body | ({"usage": usage} if usage else {})
+
+
+class FakeOpenAI:
+    """Answer each POST with the next scripted (status, headers, body); body is a dict (JSON) or raw bytes."""
+
+    def __init__(self):
+        self.script: list[tuple[int, dict, dict | bytes]] = []
+        self.requests: list[dict] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def answer(self, status: int = 200, body: dict | bytes | None = None, headers: dict | None = None) -> None:
+        """Queue one answer."""
+        self.script.append((status, headers or {}, chat_body() if body is None else body))
+
+    def reply(self, text: str = "hello", usage: dict | None = None, headers: dict | None = None) -> None:
+        """Queue a 200 chat completion answering `text`, with server-reported usage when given."""
+        self.answer(200, chat_body(text, usage), headers)
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("content-length", 0))
+                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                                      "json": json.loads(self.rfile.read(length) or b"{}")})
+                status, headers, body = fake.script.pop(0) if fake.script else (500, {}, {"error": "unscripted"})
+                time.sleep(float(headers.get("x-delay", 0)))  # lets a test provoke a client timeout
+                raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                for key, value in ({"content-type": "application/json"} | headers).items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(raw)))
+                self.end_headers()
+                try:
+                    self.wfile.write(raw)
+                except BrokenPipeError:  # the client gave up first (the timeout test)
+                    pass
+
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+        return Handler
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_openai():
+    """A running fake OpenAI-compatible server."""
+    fake = FakeOpenAI()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_model_env(monkeypatch):
+    """Keep the developer's own model settings out of the tests."""
+    for var in ("AOI_MODEL", "AOI_BASE_URL", "AOI_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY",
+                "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)

