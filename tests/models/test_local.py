@@ -107,8 +107,9 @@ def test_lora_adapter_loads_and_changes_the_model(tiny, adapter):
     tuned = LocalModel(tiny, adapter=adapter, max_new_tokens=4, logprobs=True)
     assert isinstance(tuned.model, peft.PeftModel) and tuned.name == f"local:{tiny.name}+{adapter.name}"
     assert base.complete(ASK, role="observer").logprobs != tuned.complete(ASK, role="observer").logprobs
-    spec = load_model(f"local:{tiny}+adapter={adapter}", max_new_tokens=2)
+    spec = load_model(f"local:{tiny}+adapter={adapter}", temperature=0.0, max_tokens=2, timeout=60.0)
     assert isinstance(spec, RetryingModel) and isinstance(spec.inner.model, peft.PeftModel)
+    assert spec.complete(ASK, role="observer").output_tokens <= 2 and spec.max_new_tokens == 2
 
 
 def test_without_a_chat_template_roles_prefix_the_lines(tmp_path):
@@ -118,9 +119,12 @@ def test_without_a_chat_template_roles_prefix_the_lines(tmp_path):
     assert model.complete(ASK, role="observer").output_tokens <= 2
 
 
-def test_missing_model_and_adapter_say_what_to_give(tmp_path, tiny):
-    with pytest.raises(ModelError, match="no local model at"):
+def test_a_missing_model_says_what_to_give(tmp_path):
+    with pytest.raises(ModelError, match="no local model at"):  # said before torch is needed
         LocalModel(tmp_path / "absent")
+
+
+def test_a_missing_adapter_says_what_to_give(tmp_path, tiny):
     with pytest.raises(ModelError, match="adapter_config.json"):
         LocalModel(tiny, adapter=tmp_path)
 

@@ -18,8 +18,7 @@ def model_for(fake, **options) -> OpenAIModel:
 
 
 def test_success_reports_server_usage_and_sends_the_request(fake_openai):
-    fake_openai.reply("pod geo-1 crashes", {"prompt_tokens": 17, "completion_tokens": 5,
-                                                            "total_tokens": 22})
+    fake_openai.reply("pod geo-1 crashes", {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22})
     done = model_for(fake_openai, extra_body={"top_k": 1}).complete(ASK, role="observer", max_tokens=64)
     assert (done.text, done.input_tokens, done.output_tokens) == ("pod geo-1 crashes", 17, 5)
     assert done.latency > 0 and done.meta["usage"] == "server" and done.meta["finish_reason"] == "stop"

@@ -103,8 +103,8 @@ def _token_logprobs(logits: tuple, tokens: Any, temperature: float) -> list[floa
 def _load(path: Path, adapter: Path | None, device: str) -> tuple[Any, Any]:
     """Load tokenizer and model offline, then apply the LoRA adapter; errors say what to install or fix."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the Hub, even for a file that is missing here
+    where, options = _source(path)  # check the path before the heavy imports: the commoner mistake
     transformers = _require("transformers")
-    where, options = _source(path)
     tokenizer = transformers.AutoTokenizer.from_pretrained(where, local_files_only=True, **options)
     model = transformers.AutoModelForCausalLM.from_pretrained(where, local_files_only=True, **options)
     if adapter is not None:

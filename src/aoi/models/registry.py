@@ -11,6 +11,8 @@ from aoi.models.retry import with_retries
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 FORMS = ("openai:<model>", "openrouter:<model>", "vllm:<model>@<url>", "ollama:<model>",
          "local:<path-or-smollm2>[+adapter=<dir>]", "replay:<file>", "expert")
+# Options every spec accepts (the run config passes them all); a backend drops those it has no use for.
+COMMON = frozenset({"base_url", "api_key", "timeout", "temperature", "max_tokens"})
 
 
 def load_model(spec: str, *, attempts: int = 4, sleep: Callable[[float], Any] = time.sleep, **options: Any) -> Model:
@@ -20,7 +22,8 @@ def load_model(spec: str, *, attempts: int = 4, sleep: Callable[[float], Any] = 
         spec: One of FORMS, e.g. "ollama:qwen2.5:0.5b" or "vllm:Qwen/Qwen2.5-7B@http://gpu:8000".
         attempts: Tries per call for retried models (replay and expert are never retried).
         sleep: How retries wait; tests inject a recorder.
-        **options: Passed to the model's constructor (e.g. temperature=0.2, timeout=30).
+        **options: Passed to the model's constructor (e.g. temperature=0.2, timeout=30). The COMMON options are
+            accepted by every spec and dropped where meaningless (a replay script has no temperature).
 
     Example:
         >>> load_model("ollama:qwen2.5:0.5b").name
@@ -67,6 +70,9 @@ def _local(rest: str, options: dict) -> Model:
     from aoi.models.local import LocalModel
 
     path, _, adapter = rest.partition("+adapter=")
+    options = _without(options, {"base_url", "api_key", "timeout"})
+    if "max_tokens" in options:
+        options["max_new_tokens"] = options.pop("max_tokens")
     return LocalModel(path, **(({"adapter": adapter} if adapter else {}) | options))
 
 
@@ -76,7 +82,7 @@ def _replay(path: str, options: dict) -> Model:
 
     if not path:
         raise ValueError("replay spec needs a file: replay:<steps.yaml|steps.json>")
-    return ReplayModel.from_file(path, **options)
+    return ReplayModel.from_file(path, **_without(options, COMMON))
 
 
 def _expert(rest: str, options: dict) -> Model:
@@ -88,7 +94,12 @@ def _expert(rest: str, options: dict) -> Model:
     except ImportError as err:
         raise ModelError(f"the expert model is not available ({err}); aoi.models.expert.ExpertModel must exist "
                          "- use another spec meanwhile, e.g. replay:<file> or ollama:<model>") from err
-    return ExpertModel(**options)
+    return ExpertModel(**_without(options, COMMON))
+
+
+def _without(options: dict, names: set | frozenset) -> dict:
+    """Return the options minus the given names."""
+    return {k: v for k, v in options.items() if k not in names}
 
 
 _BUILDERS: dict[str, Callable[[str, dict], Model]] = {

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Callable, NamedTuple, TextIO
+from typing import NamedTuple, TextIO
 
 import yaml
 
-from aoi.safety.policy import CLUSTER_SCOPED, kubectl_call, resource, targets
+from aoi.safety.policy import kubectl_call
+from aoi.safety.resources import CLUSTER_SCOPED, resource, targets
 from aoi.safety.shellwords import Refused
 
 MODES = ("auto", "ask", "deny")

@@ -6,8 +6,9 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 TEXT_LIMIT = 2000  # characters kept of a preview or an outcome
 

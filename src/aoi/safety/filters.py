@@ -53,10 +53,17 @@ FILTERS = {
                  long_valued={"indent": 1, "arg": 2, "argjson": 2}, operands=1),
 }
 INSTEAD = "keep to the filter's plain options and read only its input from the pipe"
+PROGRAM_LIMIT = 4000  # characters of an awk, sed or jq program; longer ones are not one-line filters
 
-AWK_FORBIDDEN = re.compile(r"\bsystem\b|\bgetline\b|\bENVIRON\b|\bARGV\b|\bARGC\b|\bPROCINFO\b|@|\|&"
+# Checked twice: with "strings" blanked, and with strings and /regex/ literals blanked (awk literals cannot run
+# code, so "kube-system" or " -> " stay allowed); a construct visible in either reading is refused.
+AWK_FORBIDDEN = re.compile(r"\bsystem\s*\(|\bgetline\b|\bENVIRON\b|\bARGV\b|\bARGC\b|\bPROCINFO\b|@|\|&"
                            r"|\bprintf?\b[^;}\n]*(?:>|(?<!\|)\|(?!\|))")
-JQ_FORBIDDEN = re.compile(r"\$ENV\b|(?<![\w.$\"])env\b|\binput_filename\b|\$__loc__|\b(?:import|include)\b")
+AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+AWK_OPERAND_END = re.compile(r"(?:[A-Za-z_][A-Za-z_0-9]*|[0-9.]+|[)\]$])\s*$")  # before this, `/` is division
+AWK_KEYWORDS = {"print", "printf", "return", "in", "case", "do", "else", "getline"}
+# jq strings can interpolate code, so they are not blanked; `.env` fields and `env:` object keys stay allowed.
+JQ_FORBIDDEN = re.compile(r"\$ENV\b|(?<![\w.$\"])env\b(?!\s*:)|\binput_filename\b|\$__loc__|\b(?:import|include)\b")
 
 
 def _options(name: str, argv: list[str]) -> tuple[list[str], list[str]]:
@@ -110,10 +117,10 @@ def check(argv: list[str]) -> None:
 
     Example:
         >>> check(["grep", "-i", "error"])
-        >>> check(["sed", "-i", "s/a/b/"])
+        >>> check(["sed", "-i", "s/a/b/"])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        aoi.safety.shellwords.Refused: `sed -i` is refused (an option that is not allow-listed may read or write files or run commands) — keep to the filter's plain options and read only its input from the pipe.
+        aoi.safety.shellwords.Refused: `sed -i` is refused (an option that is not allow-listed may read or write ...
     """
     name = argv[0]
     if name not in FILTERS:
@@ -125,12 +132,36 @@ def check(argv: list[str]) -> None:
                       f"files — {INSTEAD}.")
     programs = scripts + operands[:1] if name in ("awk", "sed", "jq") else []
     for program in programs:
+        if len(program) > PROGRAM_LIMIT:
+            raise Refused(f"A {name} program of {len(program)} characters is refused (at most {PROGRAM_LIMIT}) — "
+                          "filter with a shorter program.")
         PROGRAM_CHECKS[name](program)
+
+
+def _awk_literals_blanked(program: str) -> str:
+    """Blank awk's string and regex literals, telling a regex from division by what precedes the slash."""
+    out, i = [], 0
+    while i < len(program):
+        before = "".join(out[-64:])  # enough to see the preceding token, and linear in the program's length
+        word = re.search(r"[A-Za-z_]+\s*$", before)
+        regex = program[i] == "/" and (not AWK_OPERAND_END.search(before) or (word and word.group().strip() in
+                                                                                AWK_KEYWORDS))
+        if program[i] == '"' or regex:
+            j = i + 1
+            while j < len(program) and program[j] != program[i]:
+                j += 2 if program[j] == "\\" else 1
+            out.append(program[i] * 2)
+            i = j + 1
+            continue
+        out.append(program[i])
+        i += 1
+    return "".join(out)
 
 
 def _awk(program: str) -> None:
     """Refuse awk programs that run commands, read files or the environment, or redirect output."""
-    found = AWK_FORBIDDEN.search(program)
+    readings = (AWK_STRING.sub('""', program), _awk_literals_blanked(program))
+    found = next(filter(None, (AWK_FORBIDDEN.search(reading) for reading in readings)), None)
     if found:
         raise Refused(f"This awk program uses {found.group(0).strip()!r}, which can run commands, read files or "
                       f"environment variables, or write files — use a plain pattern {{ print }} program instead.")

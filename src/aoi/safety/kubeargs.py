@@ -28,7 +28,8 @@ SUBCOMMANDS = {
 }
 PATH_ALIASES = {"top nodes": "top node", "top no": "top node", "top pods": "top pod", "top po": "top pod",
                 "create cm": "create configmap", "set sa": "set serviceaccount", "create svc": "create service",
-                "create ns": "create namespace", "create sa": "create serviceaccount", "config use": "config use-context",
+                "create ns": "create namespace", "create sa": "create serviceaccount",
+                "config use": "config use-context",
                 "create deploy": "create deployment", "create cj": "create cronjob", "create ing": "create ingress",
                 "create pdb": "create poddisruptionbudget", "create pc": "create priorityclass",
                 "create quota": "create resourcequota", "clusterinfo": "cluster-info"}
@@ -71,6 +72,7 @@ class Call:
     operands: list[str] = field(default_factory=list)
     flags: list[tuple[str, str | None]] = field(default_factory=list)
     command: list[str] | None = None
+    problems: list[str] = field(default_factory=list)  # reasons to refuse, found once the command path was known
 
     @property
     def verb(self) -> str:
@@ -92,13 +94,14 @@ class Call:
         return found[-1] if found else None
 
 
-def arity(name: str, verb: str) -> str:
-    """Return how a long flag takes its value under a verb, or raise Refused for a flag AOI does not know."""
-    kind = VERB_FLAGS.get(verb, {}).get(name) or FLAGS.get(name)
-    if kind is None:
-        raise Refused(f"The flag --{name} is not one AOI knows, so the command is refused — drop it or use a "
-                      "documented kubectl flag.")
-    return kind
+def arity(name: str, verb: str) -> str | None:
+    """Return how a long flag takes its value under a verb ("value", "bool" or "opt"); None if AOI does not know it."""
+    return VERB_FLAGS.get(verb, {}).get(name) or FLAGS.get(name)
+
+
+def _unknown(name: str) -> str:
+    return (f"The flag {name} is not one AOI knows, so the command is refused — drop it or use a documented kubectl "
+            "flag.")
 
 
 def parse(argv: list[str]) -> Call:
@@ -140,18 +143,27 @@ def _extend(call: Call, word: str) -> bool:
 
 
 def _flag(call: Call, argv: list[str], i: int, complete: bool) -> int:
-    """Record the flag(s) at argv[i]; return how many tokens they used."""
+    """Record the flag(s) at argv[i]; return how many tokens they used.
+
+    Before the command path is known, only global flags are accepted (anything else could change which command
+    kubectl finds). After it, an unknown flag is noted as a problem and read as a boolean: the verdict is a refusal
+    either way, and the verb's own reason comes first.
+    """
     arg, verb = argv[i], call.verb
     if arg.startswith("--"):
         name, eq, value = arg[2:].partition("=")
+        if arity(name, verb) is None and not complete:
+            raise Refused(_unknown(arg))
+        if arity(name, verb) is None:
+            call.problems.append(_unknown(f"--{name}"))
         takes = arity(name, verb) == "value" and not eq
         found, used = [(name, _next(argv, i, name) if takes else (value if eq else None))], 2 if takes else 1
     else:
         found, used = _short(arg, argv, i, verb)
     for name, value in found:
         if not complete and name not in GLOBAL:
-            raise Refused(f"The flag {arg} comes before the command is complete, where kubectl may read it "
-                          "differently — put it after the command and its sub-command.")
+            call.problems.append(f"The flag {arg} comes before the sub-command, where kubectl may read it "
+                                 "differently — put it after the full command.")
         call.flags.append((name, value))
     return used
 
@@ -162,8 +174,7 @@ def _short(arg: str, argv: list[str], i: int, verb: str) -> tuple[list[tuple[str
     for j, letter in enumerate(arg[1:], 1):
         name = VERB_SHORT.get(verb, {}).get(letter) or SHORT.get(letter)
         if name is None:
-            raise Refused(f"The flag -{letter} is not one AOI knows, so the command is refused — drop it or use "
-                          "the long form of a documented kubectl flag.")
+            raise Refused(_unknown(f"-{letter}"))
         rest = arg[j + 1:]
         if rest.startswith("="):
             return found + [(name, rest[1:])], 1

@@ -8,6 +8,7 @@ from urllib.parse import unquote
 
 from aoi.safety import filters, shellwords
 from aoi.safety.kubeargs import Call, parse
+from aoi.safety.resources import CLUSTER_SCOPED, IDENTITY, NAMESPACED, targets
 from aoi.safety.shellwords import Refused
 
 ROLES = ("probe", "executor")
@@ -48,74 +49,41 @@ REFUSED = {
     "wait": "kubectl wait blocks until a condition holds — check once with kubectl get or kubectl rollout status",
     "kustomize": "kubectl kustomize reads local or remote files — read live objects with kubectl get instead",
     "plugin": "kubectl plugins run arbitrary local programs — use built-in kubectl commands instead",
-    "certificate": "approving or denying certificates mints or revokes credentials — report it in your findings",
+    "certificate": "kubectl certificate approves or denies certificates, which mints or revokes credentials — report "
+                   "it in your findings",
     "auth reconcile": "kubectl auth reconcile changes RBAC — report the permission problem in your findings",
-    "config": "changing the kubeconfig is refused because the environment already targets the right cluster and "
+    "config": "kubectl config changes the kubeconfig, but the environment already targets the right cluster and "
               "user — read it with kubectl config view",
-    "set serviceaccount": "changing a workload's service account changes its permissions — report it instead",
-    "set subject": "changing RBAC bindings is refused — report the permission problem in your findings",
-    "create token": "minting service-account tokens is a credential leak — report the permission problem instead",
+    "set serviceaccount": "kubectl set serviceaccount changes a workload's permissions — report it instead",
+    "set subject": "kubectl set subject changes RBAC bindings — report the permission problem in your findings",
+    "create token": "kubectl create token mints a credential — report the permission problem instead",
 }
 
-# Resources: short names and singulars -> plurals; then the scopes that writes care about.
-ALIASES = {"po": "pods", "pod": "pods", "deploy": "deployments", "deployment": "deployments", "svc": "services",
-           "service": "services", "ns": "namespaces", "namespace": "namespaces", "no": "nodes", "node": "nodes",
-           "pv": "persistentvolumes", "persistentvolume": "persistentvolumes", "pvc": "persistentvolumeclaims",
-           "persistentvolumeclaim": "persistentvolumeclaims", "cm": "configmaps", "configmap": "configmaps",
-           "sa": "serviceaccounts", "serviceaccount": "serviceaccounts", "rs": "replicasets",
-           "replicaset": "replicasets", "sts": "statefulsets", "statefulset": "statefulsets", "ds": "daemonsets",
-           "daemonset": "daemonsets", "ep": "endpoints", "ev": "events", "event": "events", "secret": "secrets",
-           "job": "jobs", "cj": "cronjobs", "cronjob": "cronjobs", "hpa": "horizontalpodautoscalers",
-           "horizontalpodautoscaler": "horizontalpodautoscalers", "ing": "ingresses", "ingress": "ingresses",
-           "netpol": "networkpolicies", "networkpolicy": "networkpolicies", "pdb": "poddisruptionbudgets",
-           "poddisruptionbudget": "poddisruptionbudgets", "rc": "replicationcontrollers",
-           "replicationcontroller": "replicationcontrollers", "quota": "resourcequotas",
-           "resourcequota": "resourcequotas", "limits": "limitranges", "limitrange": "limitranges",
-           "role": "roles", "rolebinding": "rolebindings", "clusterrole": "clusterroles",
-           "clusterrolebinding": "clusterrolebindings", "sc": "storageclasses", "storageclass": "storageclasses",
-           "crd": "customresourcedefinitions", "crds": "customresourcedefinitions",
-           "customresourcedefinition": "customresourcedefinitions", "pc": "priorityclasses",
-           "priorityclass": "priorityclasses", "csr": "certificatesigningrequests",
-           "certificatesigningrequest": "certificatesigningrequests", "endpointslice": "endpointslices",
-           "lease": "leases", "controllerrevision": "controllerrevisions", "ingressclass": "ingressclasses",
-           "runtimeclass": "runtimeclasses", "apiservice": "apiservices", "volumeattachment": "volumeattachments",
-           "mutatingwebhookconfiguration": "mutatingwebhookconfigurations",
-           "validatingwebhookconfiguration": "validatingwebhookconfigurations", "cs": "componentstatuses"}
-NAMESPACED = {"pods", "deployments", "replicasets", "statefulsets", "daemonsets", "services", "endpoints",
-              "endpointslices", "configmaps", "secrets", "persistentvolumeclaims", "jobs", "cronjobs", "events",
-              "horizontalpodautoscalers", "ingresses", "networkpolicies", "poddisruptionbudgets", "leases",
-              "replicationcontrollers", "limitranges", "resourcequotas", "controllerrevisions", "podchaos",
-              "networkchaos", "serviceaccounts", "roles", "rolebindings"}
-CLUSTER_SCOPED = {"nodes", "persistentvolumes", "namespaces", "clusterroles", "clusterrolebindings", "storageclasses",
-                  "customresourcedefinitions", "priorityclasses", "certificatesigningrequests", "ingressclasses",
-                  "runtimeclasses", "apiservices", "volumeattachments", "mutatingwebhookconfigurations",
-                  "validatingwebhookconfigurations", "componentstatuses", "csidrivers", "csinodes"}
-IDENTITY = {"roles", "rolebindings", "clusterroles", "clusterrolebindings", "serviceaccounts"}
+# Cluster-scoped objects the executor may change (repairs such as freeing a PV's claimRef or cordoning a node).
 CLUSTER_WRITES = {("patch", "persistentvolumes"), ("patch", "nodes"), ("label", "nodes"), ("annotate", "nodes"),
                   ("label", "persistentvolumes"), ("annotate", "persistentvolumes"), ("cordon", "nodes"),
                   ("uncordon", "nodes")}
-POD_DEFAULT = {"logs", "exec", "attach", "port-forward", "top pod"}
-NODE_DEFAULT = {"top node", "cordon", "uncordon", "drain"}
 
 # Flags refused for every role, grouped by what they would let a command do.
 FLAG_REASONS = {
     "identity": ({"as", "as-group", "as-uid", "token", "user", "username", "password", "client-certificate",
-                  "client-key"}, "changes who kubectl acts as — run the command with your own role's credentials"),
+                  "client-key"},
+                 "changes who kubectl acts as — run the command with your own role's credentials"),
     "target": ({"kubeconfig", "context", "cluster", "server", "certificate-authority", "tls-server-name",
                 "insecure-skip-tls-verify", "insecure-skip-tls-verify-backend"},
-               "points kubectl at other credentials or another cluster — drop it; the environment already targets "
-               "the right cluster"),
+               ("points kubectl at other credentials or another cluster — drop it; the environment already targets "
+                "the right cluster")),
     "files": ({"filename", "kustomize", "patch-file", "from-file", "from-env-file", "cache-dir", "profile",
                "profile-output", "output-directory"},
-              "reads or writes local files, which exec_shell cannot offer — name objects as TYPE NAME and pass "
-              "patches and values inline"),
-    "spec": ({"overrides", "privileged", "image"}, "injects an arbitrary pod spec or image — patch the owning "
-                                                   "workload instead"),
-    "stream": ({"follow", "watch", "watch-only"}, "streams until interrupted — run the command once without it "
-                                                  "(use --tail or --since to bound logs)"),
+              ("reads or writes local files, which exec_shell cannot offer — name objects as TYPE NAME and pass "
+               "patches and values inline")),
+    "spec": ({"overrides", "privileged", "image"},
+             "injects an arbitrary pod spec or image — patch the owning workload instead"),
+    "stream": ({"follow", "watch", "watch-only"},
+               "streams until interrupted — run the command once without it (bound logs with --tail or --since)"),
 }
 ESCALATION = re.compile(r"privileged|hostPID|hostIPC|hostNetwork|hostPath|allowPrivilegeEscalation|capabilities|"
-                        r"serviceAccount|automountServiceAccountToken", re.I)
+                        r"serviceAccount|automountServiceAccountToken", re.IGNORECASE)
 RAW_FORBIDDEN = {"exec", "attach", "portforward", "proxy", "secrets", "token"}
 MAX_VERBOSITY = 6  # above 6 kubectl logs request headers
 
@@ -142,11 +110,19 @@ def check(command: str, role: str) -> Verdict:
     try:
         call = kubectl_call(command)
         kind = _kind(call, role)
+        if call.problems:
+            raise Refused(call.problems[0])
         _check_flags(call)
         {"read": _check_read, "write": _check_write, "exec": _check_exec}[kind](call)
     except Refused as refused:
-        return Verdict(False, str(refused), "refused")
+        return Verdict(False, one_line(str(refused)), "refused")
     return Verdict(True, ALLOWED[kind].format(path=call.path), kind)
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """Collapse whitespace (a quoted token may hold newlines) and cap the length of a reason."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 ALLOWED = {"read": "kubectl {path} only reads, so it may run.",
@@ -194,12 +170,14 @@ def _check_flags(call: Call) -> None:
             raise Refused(f"Verbosity -v={value} is refused (above {MAX_VERBOSITY} kubectl prints request headers) — "
                           f"use -v={MAX_VERBOSITY} or less.")
     for value in call.values("output"):
-        if (value or "").split("=")[0].endswith("-file"):
-            raise Refused(f"-o {value} reads a local template file — pass the template inline, e.g. -o jsonpath='{{...}}'.")
+        if (value or "").split("=")[0].lower().endswith("file"):  # go-template-file, templatefile, jsonpath-file
+            raise Refused(f"-o {value} reads a local template file — pass the template inline, e.g. "
+                          "-o jsonpath='{...}'.")
     if any(value not in ("status", "scale") for value in call.values("subresource")):
         raise Refused("Only the status and scale subresources may be named — read the object itself otherwise.")
     if call.command is not None and call.path not in EXECS:
-        raise Refused(f"`--` separates a container command in kubectl exec only — remove it from kubectl {call.path}.")
+        raise Refused(f"`--` separates a container command in kubectl exec only — remove it from kubectl "
+                      f"{call.path}.")
 
 
 def _check_read(call: Call) -> None:
@@ -207,8 +185,9 @@ def _check_read(call: Call) -> None:
     if call.verb in ("get", "describe") and any(res == "secrets" for res, _ in targets(call)):
         raise Refused("Reading Secrets is refused because it leaks credentials — describe the workload to see which "
                       "Secret keys it references instead.")
-    if call.path == "config view" and call.values("raw"):
-        raise Refused("kubectl config view --raw prints credentials — run kubectl config view without --raw.")
+    if call.path == "config view" and (call.values("raw") or call.values("flatten")):
+        raise Refused("kubectl config view --raw or --flatten prints credentials — run kubectl config view without "
+                      "them (it redacts secrets).")
     for path in call.values("raw"):
         if call.path == "get":
             _check_raw_path(path or "")
@@ -253,9 +232,12 @@ def _check_target(path: str, res: str) -> None:
         action = "Deleting" if verb == "delete" else "Changing"
         raise Refused(f"{action} cluster-scoped {res} is refused — change the namespaced workloads that use them "
                       "instead.")
+    if res == "all":
+        raise Refused(f"kubectl {path} on `all` touches every workload type at once — name a specific type such as "
+                      "deployment or pod, and the objects.")
     if res not in NAMESPACED | CLUSTER_SCOPED:
-        raise Refused(f"kubectl {path} on {res or 'an unnamed type'!s} is refused because AOI does not know that "
-                      "resource type (or `all`) — name a specific type such as deployment, pod or configmap.")
+        raise Refused(f"kubectl {path} on {res or 'an unnamed type'} is refused because AOI does not know whether "
+                      "that resource is namespaced — name a specific type such as deployment, pod or configmap.")
 
 
 def _check_exec(call: Call) -> None:
@@ -267,36 +249,3 @@ def _check_exec(call: Call) -> None:
         raise Refused("kubectl exec needs exactly one pod and a command after `--` — write kubectl exec POD [-c "
                       "CONTAINER] -- CMD ARGS.")
     _check_target("exec", targets(call)[0][0])
-
-
-def resource(word: str) -> str:
-    """Return the plural resource a type names (short names, singulars and TYPE.GROUP resolved).
-
-    Example:
-        >>> resource("deploy"), resource("Deployments.apps"), resource("secret.v1.")
-        ('deployments', 'deployments', 'secrets')
-    """
-    base = word.lower().split(".", 1)[0]
-    return ALIASES.get(base, base)
-
-
-def targets(call: Call) -> list[tuple[str, str | None]]:
-    """Return the (resource, name) pairs a kubectl call acts on; name is None for a whole type.
-
-    Example:
-        >>> targets(parse(["get", "po,svc", "a"]))
-        [('pods', 'a'), ('services', 'a')]
-    """
-    words, path = call.operands, call.path
-    if path.startswith("create "):
-        kind = "secrets" if path.startswith("create secret") else resource(path.split(" ")[1])
-        return [(kind, name) for name in words[:1] or [None]]
-    if path in POD_DEFAULT | NODE_DEFAULT:
-        default = "pods" if path in POD_DEFAULT else "nodes"
-        return [(resource(w.partition("/")[0]), w.partition("/")[2]) if "/" in w else (default, w) for w in words]
-    words = [w for i, w in enumerate(words) if "=" not in w and not (i and w.endswith("-"))]
-    if not words:
-        return []
-    if "/" in words[0]:
-        return [(resource(w.partition("/")[0]), w.partition("/")[2] or None) for w in words]
-    return [(resource(t), name) for t in words[0].split(",") for name in words[1:] or [None]]

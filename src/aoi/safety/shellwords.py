@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import shlex
 
+MAX_LENGTH = 100_000  # characters; room for a ConfigMap patch, not for a payload
 MAX_STAGES = 5  # kubectl plus four filters: longer pipelines are almost always an attempt to smuggle something
-OPERATORS = {"&&": "`&&`", "||": "`||`", ";": "`;`", "&": "`&`", ">": "a `>` redirect", "<": "a `<` redirect", "(": "`(`", ")": "`)`",
-             "`": "a backquote", "\n": "a newline", "\r": "a carriage return"}
+OPERATORS = {"&&": "`&&`", "||": "`||`", ";": "`;`", "&": "`&`", ">": "a `>` redirect", "<": "a `<` redirect",
+             "(": "`(`", ")": "`)`", "`": "a backquote", "\n": "a newline", "\r": "a carriage return"}
 EXPANSION = re.compile(r"\$[A-Za-z0-9_{(@*#?$!-]")  # what a shell would expand outside single quotes
 BRACES = re.compile(r"\{[^\s{}]*,[^\s{}]*\}")  # brace expansion: {get,delete}
 INSTEAD = "run one kubectl command per action, optionally piped into text filters, and quote arguments that need it"
@@ -49,11 +50,12 @@ def _refuse_syntax(command: str, masked: str) -> None:
     """Refuse control characters, operators and expansions that appear outside quotes."""
     if any(ord(ch) < 32 and ch not in "\t\n" or ord(ch) == 127 for ch in command):
         raise Refused(f"The command contains a control character — remove it and {INSTEAD}.")
+    if any(EXPANSION.match(command, i) for i, ch in enumerate(masked) if ch == "$"):
+        raise Refused(f"Shell expansion (`$`, `$(`, `${{` or backquotes) is refused — write the value out and "
+                      f"{INSTEAD}.")
     for token, name in OPERATORS.items():
         if token in masked:
             raise Refused(f"Shell syntax ({name}) is refused because commands never run in a shell — {INSTEAD}.")
-    if any(EXPANSION.match(command, i) for i, ch in enumerate(masked) if ch == "$"):
-        raise Refused(f"Shell expansion (`$`, `$(`, `${{` or backquotes) is refused — write the value out and {INSTEAD}.")
     if BRACES.search(masked):
         raise Refused(f"Brace expansion such as `{{a,b}}` is refused — write each word out and {INSTEAD}.")
 
@@ -65,6 +67,9 @@ def split(command: str) -> list[list[str]]:
         >>> split("kubectl get pods -n x | grep -v Running")
         [['kubectl', 'get', 'pods', '-n', 'x'], ['grep', '-v', 'Running']]
     """
+    if len(command) > MAX_LENGTH:
+        raise Refused(f"A command of {len(command)} characters is refused (at most {MAX_LENGTH}) — patch in smaller "
+                      "steps.")
     masked = scan(command)
     _refuse_syntax(command, masked)
     cuts = [i for i, ch in enumerate(masked) if ch == "|"]
