@@ -87,7 +87,7 @@ def test_errors_name_option_value_origin_and_fix():
 
 @pytest.mark.parametrize("overrides, expected", [
     ({"approval.mode": "maybe"}, "approval.mode = 'maybe' (from overrides): Input should be 'auto', 'ask' or 'deny'"),
-    ({"approval.rules": [{"match": "(", "decision": "deny"}]}, "approval.rules.0.match = '('"),
+    ({"approval.rules": [{"refuse": {"verbs": ["delete"]}}]}, "needs exactly one of 'allow' or 'deny'"),
     ({"env.backend": "cluster"}, "needs env.kubeconfig (or AOI_KUBECONFIG)"),
     ({"agent.compress_budget_tokens": 7000}, "must be below observer_context_tokens (6000)"),
     ({"model.base_url": "localhost:8000"}, "must start with http:// or https://"),
@@ -144,7 +144,7 @@ def _options(model: type[BaseModel], prefix: str = ""):
 def test_every_option_is_documented_where_declared():
     classes = [c for c in vars(schema).values() if isinstance(c, type) and issubclass(c, BaseModel) and c.__module__
                == schema.__name__]
-    assert len(classes) >= 9
+    assert len(classes) >= 8
     for cls in classes:
         for name, info in cls.model_fields.items():
             assert info.description, f"{cls.__name__}.{name} has no description"
@@ -157,9 +157,9 @@ def test_every_option_is_in_the_example_file():
         for part in dotted.split("."):
             assert isinstance(node, dict) and part in node, f"aoi.example.yaml lacks {dotted}"
             node = node[part]
-    assert set(example["approval"]["rules"][0]) == set(schema.ApprovalRule.model_fields)
+    assert set(example["approval"]["rules"][0]) <= {"allow", "deny", "reason"}
 
 
 def test_the_example_file_loads():
     config = load_config(EXAMPLE, environ={})
-    assert config.approval.rules[0].decision == "deny" and config.model.spec == "expert"
+    assert "deny" in config.approval.rules[0] and config.model.spec == "expert"

@@ -18,9 +18,11 @@ app.add_typer(twin_app, name="twin")
 
 def _mount_subcommands() -> None:
     """Attach the sub-apps that live with their packages."""
+    from aoi.agents.cli import run
     from aoi.env.cli import serve_env
     from aoi.problems.cli import problems_app
 
+    app.command("run")(run)
     app.add_typer(problems_app, name="problems", help="The AIOpsLab problem catalogue.")
     app.command("serve-env", help="Serve the environment over HTTP on 127.0.0.1 (bearer token).")(serve_env)
 

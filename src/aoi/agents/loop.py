@@ -96,10 +96,12 @@ class RoleLoop:
     """Run one role (probe or executor) on one instruction."""
 
     def __init__(self, role: str, model: Model, tools: dict[str, Tool], recorder: Recorder, budget: int,
-                 fit: Callable[[str], str], steps_left: Callable[[], int]):
+                 fit: Callable[[str], str], steps_left: Callable[[], int], repeat_limit: int = 1,
+                 output_cap: int = 12000):
         self.role, self.model, self.tools, self.recorder = role, model, tools, recorder
         self.budget, self.fit, self.steps_left = budget, fit, steps_left
-        self.seen: set[str] = set()  # calls made in this task, for the repeat guard
+        self.repeat_limit, self.output_cap = repeat_limit, output_cap
+        self.seen: dict[str, int] = {}  # calls made in this task and how often, for the repeat guard
 
     def run(self, instruction: str, context: str) -> RoleRun:
         """Loop until the role finishes, runs out of calls, or the environment runs out of steps."""
@@ -139,18 +141,19 @@ class RoleLoop:
 
     def _act(self, messages, completion, call: ToolCall, stats: Stats) -> None:
         """Run a tool call behind the repeat and size guards."""
-        if call.key() in self.seen:
+        if self.seen.get(call.key(), 0) >= self.repeat_limit:
             stats.repeated += 1
             text = REPEATED.format(tool=call.tool, args=json.dumps(call.args))
             return self._answer(messages, completion, text, "repeated")
-        self.seen.add(call.key())
+        self.seen[call.key()] = self.seen.get(call.key(), 0) + 1
         try:
             observation, status, action = self.tools[call.tool].run(**call.args)
         except TypeError as exc:
             observation, status, action = f"Error: wrong arguments for {call.tool}: {exc}", "error", ""
         stats.refused += status == "refused"
-        fitted = self.fit(observation)
-        if fitted != observation:
+        capped = observation[: self.output_cap]
+        fitted = self.fit(capped)
+        if fitted != observation:  # cut or summarised
             stats.oversized += 1
             fitted += f"\n[output was {len(observation)} characters; summarised. Narrow the command (grep, -l, --tail)]"
         self._answer(messages, completion, fitted, status, action)

@@ -66,7 +66,10 @@ def _step(env, action: str, role: str | None) -> str:
 def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: int = 0,
                 approval: ApprovalPolicy | None = None, audit: AuditLog | None = None,
                 on_step: Callable[[Step], None] | None = None) -> Trajectory:
-    """Reset the env, let the team work until it submits, and return the trajectory (env left open)."""
+    """Reset the env, let the team work until it submits, and return the trajectory (env left open).
+
+    A failure (model, environment) does not raise: it ends the episode and is kept in `trajectory.error`.
+    """
     problem = env.problem
     traj = Trajectory(problem.id, problem.task_type, problem.family, problem.target, "twin", config.env.seed, attempt,
                       Policy(getattr(models["observer"], "name", "model")), config=resolved(config))
@@ -76,22 +79,22 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     compress = Compressor(config.agent.compress_budget_tokens, summarizer(models.get("compressor"), recorder))
     channel = Channel(lambda action, role: _step(env, action, role), traj.id)
     steps_left = lambda: env.max_steps - env.steps  # noqa: E731
-    approval = approval or ApprovalPolicy.from_config(config.approval)
+    approval = approval or ApprovalPolicy(config.approval.mode, config.approval.rules)
+    guards = {"repeat_limit": config.agent.repeat_limit, "output_cap": config.agent.output_cap_chars}
     probe = RoleLoop("probe", models["probe"], read_tools(channel, "probe"), recorder, config.agent.probe_budget,
-                     compress, steps_left)
+                     compress, steps_left, **guards)
     executor = None
     if problem.task_type == "mitigation":
         executor = RoleLoop("executor", models["executor"], write_tools(channel, approval, audit), recorder,
-                            config.agent.executor_budget, compress, steps_left)
+                            config.agent.executor_budget, compress, steps_left, **guards)
     observer = Observer(models["observer"], Team(probe, executor), recorder, compress,
                         Memory(config.agent.observer_context_tokens), config.agent.max_iterations,
                         lambda action: _step(env, action, None), steps_left)
     try:
         run = observer.run(problem.task_type, env.description)
         traj.submission = run.answer
-    except Exception as exc:  # the trajectory keeps what happened; the caller decides what to do
+    except Exception as exc:  # noqa: BLE001 - the trajectory keeps what happened; callers read traj.error
         traj.error = f"{type(exc).__name__}: {exc}"
-        raise
     finally:
         traj.results = dict(env.results or {})
         traj.strict_success = traj.results.get("strict_success")

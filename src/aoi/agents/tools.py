@@ -96,5 +96,5 @@ def write_tools(channel: Channel, approval: ApprovalPolicy, audit: AuditLog | No
 def _audit(audit, channel, command, verdict, decision, preview, outcome, ok) -> None:
     """Record a change attempt in the audit log."""
     if audit is not None:
-        audit.append(episode=channel.episode, role="executor", command=command, verdict=verdict.kind,
-                     approval=decision.status, preview=preview or "", outcome=outcome, ok=ok)
+        audit.record("executor", command, verdict, decision, preview, outcome,
+                     exit_status=None if ok is None else (0 if ok else 1), episode=channel.episode)

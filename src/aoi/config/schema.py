@@ -68,7 +68,7 @@ class AgentConfig(_Section):
     executor_budget: int = Field(4, ge=1, description="Environment actions the Executor may take per instruction.")
     compress_budget_tokens: int = Field(1500, ge=50, description="Tokens the Compressor condenses an output to.")
     observer_context_tokens: int = Field(6000, ge=500, description="Token budget of the Observer's whole prompt.")
-    repeat_limit: int = Field(2, ge=1, description="Identical actions in a row before the guard refuses the next.")
+    repeat_limit: int = Field(2, ge=1, description="How often one sub-agent call may run the same action before the guard refuses it.")
     output_cap_chars: int = Field(12000, ge=200, description="Raw output characters kept before compression.")
 
     @model_validator(mode="after")
@@ -80,29 +80,25 @@ class AgentConfig(_Section):
         return self
 
 
-class ApprovalRule(_Section):
-    """One rule of the Executor's approval gate: the first rule whose pattern matches a command decides."""
-
-    match: str = Field(description="Regular expression searched in the command, e.g. 'delete\\s+(pv|persistentvolume)'.")
-    decision: Literal["allow", "ask", "deny"] = Field(description="What a match does to the command.")
-    reason: str = Field("", description="Shown to the Executor (and the user) when the rule fires.")
-
-    @field_validator("match")
-    @classmethod
-    def _compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression ({exc}); escape special characters with \\") from None
-        return pattern
-
-
 class ApprovalConfig(_Section):
     """How the Executor's changes are approved."""
 
-    mode: Literal["auto", "ask", "deny"] = Field("auto", description="For commands no rule matches: auto approves, "
+    mode: Literal["auto", "ask", "deny"] = Field("auto", description="For commands no rule decides: auto approves, "
                                                  "ask prompts on the terminal, deny refuses every change.")
-    rules: list[ApprovalRule] = Field(default_factory=list, description="Rules checked in order before the mode.")
+    rules: list[dict] | None = Field(None, description="Rules checked in order before the mode (first match wins), "
+                                     "e.g. {deny: {verbs: [delete], resources: [pv]}, reason: no PV deletes}; "
+                                     "None uses the safe defaults of aoi.safety.approval.DEFAULT_RULES.")
+
+    @field_validator("rules")
+    @classmethod
+    def _parses(cls, rules: list[dict] | None) -> list[dict] | None:
+        from aoi.safety.approval import RuleError, parse_rules
+
+        try:
+            parse_rules(rules)
+        except RuleError as exc:
+            raise ValueError(str(exc)) from None
+        return rules
 
 
 class EnvConfig(_Section):

@@ -1,0 +1,85 @@
+"""`aoi run`: one problem, the AOI team, live progress, the verdict, the trajectory saved."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+ROLE_STYLE = {"observer": "bold cyan", "probe": "green", "executor": "yellow", "compressor": "dim"}
+
+
+def _show_step(console: Console, step) -> None:
+    """Print one step of the episode as it happens."""
+    style = ROLE_STYLE.get(step.role, "white")
+    if step.role == "observer" and not step.action:
+        try:
+            decision = json.loads(step.text[step.text.find("{"):step.text.rfind("}") + 1])
+        except ValueError:
+            decision = {}
+        summary = f"{decision.get('phase', '?')} -> {decision.get('next', '?')}: {decision.get('instruction', '')}"
+        console.print(f"[{style}]observer[/] {summary[:300] if decision else step.status}")
+        return
+    what = step.action.replace("```", "").strip() or step.status
+    console.print(f"  [{style}]{step.role}[/] {what[:200]}")
+    if step.observation and step.status != "ok":
+        console.print(f"    [dim]{step.observation[:200]}[/]")
+
+
+def _verdict(console: Console, traj) -> None:
+    """Print the results table."""
+    table = Table(title=f"{traj.problem_id} ({traj.task_type})")
+    table.add_column("key")
+    table.add_column("value")
+    for key, value in traj.results.items():
+        table.add_row(str(key), str(value))
+    inputs, outputs = traj.tokens()
+    table.add_row("model tokens (in/out)", f"{inputs}/{outputs}")
+    table.add_row("trajectory", traj.id)
+    console.print(table)
+
+
+def run(
+    problem_id: str = typer.Argument(..., help="An AIOpsLab problem id (see `aoi problems list`)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model spec, e.g. expert, openai:gpt-4o-mini, "
+                                        "ollama:qwen2.5:7b, local:smollm2 (default: config or expert)."),
+    target: Optional[str] = typer.Option(None, "--target", help="Move the fault to another valid component."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the twin (names, IPs, timings)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Environment actions before the episode ends."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    approval: Optional[str] = typer.Option(None, "--approval", help="Executor approval: auto, ask or deny."),
+) -> None:
+    """Diagnose (and for mitigation tasks, repair) one problem on the twin with the AOI agents."""
+    from aoi.agents.runtime import models_from_config, run_episode
+    from aoi.config import ConfigError, load_config
+    from aoi.env import make
+    from aoi.models.base import ModelError
+    from aoi.safety.audit import AuditLog
+    from aoi.store.sqlite import TrajectoryStore
+
+    console = Console()
+    overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.target": target,
+                 "approval.mode": approval}
+    try:
+        config = load_config(config_file, {k: v for k, v in overrides.items() if v is not None})
+        env = make(problem_id, seed=config.env.seed, target=config.env.target, max_steps=config.env.max_steps)
+        models = models_from_config(config)
+    except (ConfigError, ValueError, ModelError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    store = TrajectoryStore(config.store.path)
+    audit = AuditLog(config.store.audit_log)
+    console.print(f"[bold]{problem_id}[/] on the twin (seed {config.env.seed}) with {config.model.spec}")
+    try:
+        traj = run_episode(env, config, models, audit=audit, on_step=lambda s: _show_step(console, s))
+    finally:
+        env.close()
+    store.save(traj)
+    _verdict(console, traj)
+    if traj.error:
+        console.print(f"[red]error:[/] the episode ended early: {traj.error}")
+        raise typer.Exit(1)
