@@ -86,9 +86,15 @@ def env_action(api: str, *args) -> str:
     Example:
         >>> env_action("get_logs", "ns", "geo")
         "```\\nget_logs('ns', 'geo')\\n```"
+        >>> print(env_action("exec_shell", r'kubectl get cm c -o jsonpath="{.data.a\\.json}"'))
+        ```
+        exec_shell("kubectl get cm c -o jsonpath=\\"{.data.a\\.json}\\"")
+        ```
     """
     if api == "exec_shell":
-        command = str(args[0]).replace("\\", "\\\\").replace('"', '\\"')
+        # AIOpsLab's parser undoes only \" (and \'), so backslashes must go through as they are: doubling them
+        # would hand the shell two where the command had one.
+        command = str(args[0]).replace('"', '\\"')
         return f'```\nexec_shell("{command}")\n```'
     return "```\n" + f"{api}({', '.join(repr(a) for a in args)})" + "\n```"
 

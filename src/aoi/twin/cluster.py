@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import heapq
 import threading
 from collections import OrderedDict
@@ -20,6 +21,15 @@ if TYPE_CHECKING:
     from aoi.twin.controllers.base import Controller, Key
 
 MAX_RECONCILES = 200_000  # a safety net against controllers that never converge
+
+
+@functools.lru_cache(maxsize=512)
+def _resource(catalog, name: str) -> Resource:
+    """Look a resource up by any of its names (cached: the catalog never changes)."""
+    for res in catalog.resources:
+        if name in (res.plural, res.key, res.kind) and res.group != "metrics.k8s.io":
+            return res
+    raise KeyError(f"unknown resource {name!r}")
 
 
 class Twin:
@@ -70,10 +80,7 @@ class Twin:
     # --- resources and objects ---
     def resource(self, name: str) -> Resource:
         """Return a resource by plural, 'plural.group' or kind, e.g. 'pods', 'deployments.apps', 'Deployment'."""
-        for res in self.catalog.resources:
-            if name in (res.plural, res.key, res.kind) and res.group != "metrics.k8s.io":
-                return res
-        raise KeyError(f"unknown resource {name!r}")
+        return _resource(self.catalog, name)
 
     def get(self, resource: str, namespace: str, name: str) -> dict | None:
         """Return a stored object (do not modify it without update())."""

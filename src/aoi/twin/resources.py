@@ -108,7 +108,7 @@ SUBRESOURCE_VERBS = {
 }
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity: one catalog per process
 class Catalog:
     """Lookup tables over RESOURCES."""
 

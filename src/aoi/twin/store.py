@@ -50,6 +50,19 @@ class Store:
         self.listeners: list[Listener] = []
         self._objects: dict[Resource, dict[tuple[str, str], dict]] = {}
 
+    def __deepcopy__(self, memo) -> "Store":
+        """Copy the store (used by Twin.clone): objects through a JSON round trip, far faster than deepcopy."""
+        import copy
+
+        new = Store.__new__(Store)
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            if key != "_objects":
+                setattr(new, key, copy.deepcopy(value, memo))
+        new._objects = {res: {k: orjson.loads(orjson.dumps(obj)) for k, obj in table.items()}
+                        for res, table in self._objects.items()}
+        return new
+
     # --- reads ---
     def get(self, res: Resource, namespace: str, name: str) -> dict | None:
         """Return the stored object or None."""

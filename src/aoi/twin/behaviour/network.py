@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from aoi.twin.controllers.endpoints import resolve_target_port
 from aoi.twin.podstatus import is_ready
-from aoi.twin.selectors import map_matches
 
 CLUSTER_DOMAIN = "svc.cluster.local"
 
@@ -45,9 +44,13 @@ def _service_port(svc: dict, port: int) -> dict | None:
 
 
 def _ready_backends(twin, svc: dict) -> list[dict]:
-    """Return the ready pods behind a Service, ordered by name."""
-    return [p for p in twin.list("pods", svc["metadata"]["namespace"])
-            if map_matches(svc["spec"].get("selector"), p["metadata"].get("labels")) and is_ready(p)]
+    """Return the ready pods behind a Service, as kube-proxy sees them: its Endpoints' ready addresses."""
+    ns = svc["metadata"]["namespace"]
+    ep = twin.get("endpoints", ns, svc["metadata"]["name"])
+    names = sorted({a["targetRef"]["name"] for subset in (ep or {}).get("subsets") or []
+                    for a in subset.get("addresses") or [] if (a.get("targetRef") or {}).get("kind") == "Pod"})
+    pods = (twin.get("pods", ns, name) for name in names)
+    return [p for p in pods if p is not None and is_ready(p)]
 
 
 def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0) -> Reach:
