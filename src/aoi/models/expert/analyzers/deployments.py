@@ -80,7 +80,6 @@ def _siblings(deps: list[dict]) -> list[Evidence]:
     following = [d for d in peers if _own(d)]
     if len(following) * 2 <= len(peers):
         return []
-    image = next(img.replace("{name}", "") for img in [major.split("|")[0]])
     found = [_wrong_command(d, following, deps) for d in peers if not _own(d)]
     found += [_wrong_image(d, major) for d in group if _template(d) != major and _own(d)]
     return found
@@ -107,8 +106,8 @@ def _wrong_image(d: dict, major: str) -> Evidence:
 
 
 def _template(d: dict) -> str:
-    """Return the first image with the Deployment's own name abstracted."""
-    return d["images"][0].replace(d["name"], "{name}")
+    """Return the first image with the Deployment's own name (as a whole word) abstracted."""
+    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(d['name'])}(?![A-Za-z0-9])", "{name}", d["images"][0])
 
 
 def _own(d: dict) -> bool:

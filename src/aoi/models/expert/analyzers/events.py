@@ -21,11 +21,11 @@ def analyze(table: str) -> list[Evidence]:
     """Turn `kubectl get events --field-selector type=Warning` rows into evidence.
 
     Example:
-        >>> t = ("LAST SEEN   TYPE      REASON             OBJECT          MESSAGE\\n"
-        ...      "51s         Warning   FailedScheduling   pod/api-1-abcde "
+        >>> t = ("LAST SEEN   TYPE      REASON             OBJECT                         MESSAGE\\n"
+        ...      "51s         Warning   FailedScheduling   pod/api-7d9f8c6b5d-bcdfg       "
         ...      "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.\\n")
         >>> [(e.kind, e.component) for e in analyze(t)]
-        [('unschedulable_selector', 'api-1')]
+        [('unschedulable_selector', 'api')]
     """
     found = []
     for event in rows(table):

@@ -21,9 +21,9 @@ def analyze(table: str) -> list[Evidence]:
 
     Example:
         >>> t = ("NAME                 READY   STATUS             RESTARTS      AGE\\n"
-        ...      "api-6b4b89b5f5-abcde 0/1     CrashLoopBackOff   3 (23s ago)   36s\\n"
-        ...      "db-7c8d9e0f1a-fghij  1/1     Running            0             5m36s\\n"
-        ...      "web-5d6e7f8a9b-klmno 1/1     Running            0             5m36s\\n")
+        ...      "api-6b4b89b5f5-xbcdz 0/1     CrashLoopBackOff   3 (23s ago)   36s\\n"
+        ...      "db-7c8d9e0f5b-fghjk  1/1     Running            0             5m36s\\n"
+        ...      "web-5d6f7f8c9b-klmnp 1/1     Running            0             5m36s\\n")
         >>> [(e.kind, e.component) for e in analyze(t)]
         [('crash_loop', 'api'), ('recreated', 'api')]
     """

@@ -6,12 +6,13 @@ import re
 
 AGE_PART = re.compile(r"(\d+)([dhms])")
 SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-POD_OF_REPLICASET = re.compile(r"^(?P<owner>.+)-[a-z0-9]{5,10}-[a-z0-9]{5}$")
-POD_OF_OWNER = re.compile(r"^(?P<owner>.+)-(?:[a-z0-9]{5}|\d+)$")
+SAFE = "[bcdfghjklmnpqrstvwxz2456789]"  # the alphabet of Kubernetes' generated name suffixes (no vowels)
+POD_OF_REPLICASET = re.compile(rf"^(?P<owner>.+)-{SAFE}{{6,10}}-{SAFE}{{5}}$")
+POD_OF_OWNER = re.compile(rf"^(?P<owner>.+)-(?:{SAFE}{{5}}|\d+)$")
 
 
-def rows(text: str) -> list[dict[str, str]]:
-    """Parse a kubectl table (first line the header) into dicts keyed by column name.
+def rows(text: str, first: tuple[str, ...] = ("NAME", "KIND", "LAST SEEN")) -> list[dict[str, str]]:
+    """Parse a kubectl table (its header the first line starting with one of `first`) into dicts by column name.
 
     Columns are cut at the header's word starts, as kubectl pads every column to its widest value; lines that
     are not table rows (notes, a compressor's markers, "No resources found") are skipped.
@@ -21,7 +22,7 @@ def rows(text: str) -> list[dict[str, str]]:
         [{'NAME': 'web-1', 'READY': '0/1', 'STATUS': 'CrashLoopBackOff'}]
     """
     lines = [line for line in text.splitlines() if line.strip()]
-    start = next((i for i, line in enumerate(lines) if line.startswith(("NAME", "KIND", "LAST SEEN"))), None)
+    start = next((i for i, line in enumerate(lines) if line.startswith(first)), None)
     if start is None:
         return []
     header = lines[start]
@@ -34,6 +35,22 @@ def rows(text: str) -> list[dict[str, str]]:
         cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1])]
         out.append(dict(zip(names, cells)))
     return out
+
+
+def words(text: str, first: tuple[str, ...]) -> list[dict[str, str]]:
+    """Parse a table whose cells hold no spaces (the file reader's) by splitting on whitespace.
+
+    Example:
+        >>> words("f.csv: 1 rows\\nservice  errors\\nweb  2\\n", ("service",))
+        [{'service': 'web', 'errors': '2'}]
+    """
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(first)), None)
+    if start is None:
+        return []
+    header = lines[start].split()
+    return [dict(zip(header, line.split())) for line in lines[start + 1:]
+            if len(line.split()) == len(header) and not line.startswith("[")]
 
 
 def age(text: str) -> int | None:
@@ -53,8 +70,8 @@ def owner(pod: str) -> str:
     """Return the workload a pod name belongs to (its Deployment for ReplicaSet pods).
 
     Example:
-        >>> owner("orders-api-67848c8449-5mftm"), owner("db-0"), owner("lonely")
-        ('orders-api', 'db', 'lonely')
+        >>> owner("orders-api-67848c8449-5mftm"), owner("db-0"), owner("lonely"), owner("deployment/cache-redis")
+        ('orders-api', 'db', 'lonely', 'cache-redis')
     """
     name = pod.split("/")[-1]
     for pattern in (POD_OF_REPLICASET, POD_OF_OWNER):

@@ -1,0 +1,202 @@
+"""The Probe's checks: each is a read-only tool call built from what the run has seen, and the analyzers of its
+output. Outputs stay small on purpose (custom columns, tails), so they pass the Compressor unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from aoi.models.expert.analyzers import Evidence, chaos, config, deployments, events, logs, metrics, pods, services
+from aoi.models.expert.analyzers import storage, traces
+from aoi.models.expert.analyzers.table import rows
+
+DEPLOY_COLUMNS = ("NAME:.metadata.name,REPLICAS:.spec.replicas,READY:.status.readyReplicas,"
+                  "CONTAINERS:.spec.template.spec.containers[*].name,NODESELECTOR:.spec.template.spec.nodeSelector,"
+                  "IMAGE:.spec.template.spec.containers[*].image,COMMAND:.spec.template.spec.containers[*].command")
+CHAOS_COLUMNS = ("KIND:.kind,NAME:.metadata.name,ACTION:.spec.action,SELECTOR:.spec.selector.labelSelectors,"
+                 "DURATION:.spec.duration")
+INIT_DIRS = ("/docker-entrypoint-initdb.d",)  # scripts there run once at first start, never for repairs
+PLATFORM = ("kube-system", "kube-public", "kube-node-lease", "default", "local-path-storage", "observe", "openebs",
+            "chaos-mesh", "monitoring")  # namespaces of the cluster's own machinery, never the app under test
+
+
+@dataclass
+class Step:
+    """One tool call of this run and what came back."""
+
+    check: str
+    tool: str
+    args: dict
+    observation: str
+
+
+class Seen:
+    """What the run has observed so far, by check."""
+
+    def __init__(self, namespace: str, steps: list[Step]):
+        self.ns, self.steps = namespace, steps
+
+    def output(self, check: str) -> str | None:
+        """Return the latest usable output of a check (None when not run or refused)."""
+        for step in reversed(self.steps):
+            if step.check == check and not step.observation.startswith(("You already ran", "Refused", "Error")):
+                return step.observation
+        return None
+
+    def ran(self, check: str) -> bool:
+        return any(step.check == check for step in self.steps)
+
+
+def kubectl(command: str) -> tuple[str, dict]:
+    return "exec_shell", {"command": command}
+
+
+Call = Callable[[Seen, list[str]], tuple[str, dict] | None]
+CALLS: dict[str, Call] = {
+    "namespaces": lambda s, t: kubectl("kubectl get pods -A"),
+    "pods": lambda s, t: kubectl(f"kubectl get pods -n {s.ns}"),
+    "events": lambda s, t: kubectl(f"kubectl get events -n {s.ns} --field-selector type=Warning"),
+    "deployments": lambda s, t: kubectl(f"kubectl get deployments -n {s.ns} -o custom-columns={DEPLOY_COLUMNS}"),
+    "chaos": lambda s, t: kubectl(f"kubectl get podchaos,networkchaos -n {s.ns} -o custom-columns={CHAOS_COLUMNS}"),
+    "services": lambda s, t: kubectl(f"kubectl get services -n {s.ns} -o custom-columns=NAME:.metadata.name,"
+                                     "SELECTOR:.spec.selector,PORT:.spec.ports[*].port,TARGET:.spec.ports[*].targetPort"),
+    "pod_ports": lambda s, t: kubectl(f"kubectl get pods -n {s.ns} -o custom-columns=NAME:.metadata.name,"
+                                      "LABELS:.metadata.labels,PORTS:.spec.containers[*].ports[*].containerPort"),
+    "endpoints": lambda s, t: kubectl(f"kubectl get endpoints -n {s.ns}"),
+    "configmaps": lambda s, t: kubectl(f"kubectl get configmaps -n {s.ns}"),
+    "mounts": lambda s, t: kubectl(f"kubectl get deployments -n {s.ns} -o custom-columns=NAME:.metadata.name,"
+                                   "CONFIGMAPS:.spec.template.spec.volumes[*].configMap.name"),
+    "flags": lambda s, t: _flag_maps(s),
+    "claims": lambda s, t: kubectl(f"kubectl get pvc -n {s.ns}"),
+    "volumes": lambda s, t: kubectl("kubectl get pv") if storage.pending_claims(s.output("claims") or "") else None,
+    "traces": lambda s, t: ("get_traces", {"namespace": s.ns, "duration": 5}),
+    "trace_summary": lambda s, t: _read(_path(s.output("traces"), r"exported to: (\S+)"), "aggregate",
+                                        by="service_name"),
+    "metrics": lambda s, t: ("get_metrics", {"namespace": s.ns, "duration": 5}),
+    "cpu": lambda s, t: _read(_kpi(s.output("metrics"), "container_cpu_usage_seconds_total"), "summary"),
+    "db_describe": lambda s, t: kubectl(f"kubectl describe deployment {t[0]} -n {s.ns}") if t else None,
+    "db_config": lambda s, t: _db_maps(s, t),
+    "db_logs": lambda s, t: kubectl(f"kubectl logs deployment/{t[0]} -n {s.ns} --tail 20") if t else None,
+    "verify_pods": lambda s, t: kubectl(f"kubectl get pods -n {s.ns} -o wide"),
+    "verify_deployments": lambda s, t: kubectl(f"kubectl get deployments -n {s.ns} -o custom-columns={DEPLOY_COLUMNS}"
+                                               " --sort-by=.metadata.name"),
+    "verify_services": lambda s, t: kubectl(f"kubectl get services -n {s.ns} -o custom-columns=NAME:.metadata.name,"
+                                            "SELECTOR:.spec.selector,PORT:.spec.ports[*].port,"
+                                            "TARGET:.spec.ports[*].targetPort --sort-by=.metadata.name"),
+    "verify_pod_ports": lambda s, t: kubectl(f"kubectl get pods -n {s.ns} -o custom-columns=NAME:.metadata.name,"
+                                             "LABELS:.metadata.labels,PORTS:.spec.containers[*].ports[*].containerPort"
+                                             " --sort-by=.metadata.name"),
+    "verify_claims": lambda s, t: kubectl(f"kubectl get pvc -n {s.ns} -o wide"),
+    "verify_config": lambda s, t: kubectl(f"kubectl get configmap {t[0]} -n {s.ns} -o yaml --show-managed-fields=false")
+    if t else None,
+}
+VARIANTS = ("", " --show-labels", " --sort-by=.metadata.name", " --show-kind")  # a re-run check must read differently
+
+
+def busiest_namespace(steps: list[Step]) -> str | None:
+    """Return the application namespace with the most pods in a `kubectl get pods -A` answer.
+
+    Example:
+        >>> t = "NAMESPACE     NAME\\nshop          a\\nshop          b\\nkube-system   c\\n"
+        >>> busiest_namespace([Step("namespaces", "", {}, t)])
+        'shop'
+    """
+    listing = next((s.observation for s in steps if s.check == "namespaces"), "")
+    counts: dict[str, int] = {}
+    for r in rows(listing, ("NAMESPACE",)):
+        if r.get("NAMESPACE") not in PLATFORM:
+            counts[r["NAMESPACE"]] = counts.get(r["NAMESPACE"], 0) + 1
+    return max(counts, key=counts.get) if counts else None
+
+
+def call(check: str, seen: Seen, targets: list[str]) -> tuple[str, dict] | None:
+    """Return the tool call of a check, or None when it does not apply (yet)."""
+    if check.startswith("logs:"):
+        return _logs(seen, check.split(":", 1)[1])
+    if check.startswith("previous:"):
+        return kubectl(f"kubectl logs {check.split(':', 1)[1]} -n {seen.ns} --tail 40 --previous")
+    return CALLS[check](seen, targets)
+
+
+def _logs(seen: Seen, pod: str) -> tuple[str, dict]:
+    """Read a pod's log; the previous container's when the listing shows it restarted (that is where the crash is)."""
+    listing = seen.output("pods") or ""
+    restarted = any(r.get("NAME") == pod and r.get("RESTARTS", "0")[:1] not in ("0", "") for r in rows(listing))
+    return kubectl(f"kubectl logs {pod} -n {seen.ns} --tail 40" + (" --previous" if restarted else ""))
+
+
+def _read(path: str | None, op: str, **args) -> tuple[str, dict] | None:
+    return ("read_file", {"path": path, "op": op, **args}) if path else None
+
+
+def _path(text: str | None, pattern: str) -> str | None:
+    match = re.search(pattern, text or "")
+    return match.group(1) if match else None
+
+
+def _kpi(text: str | None, metric: str) -> str | None:
+    """Return the path of one metric's CSV in a get_metrics answer (the folder line plus the tree)."""
+    folder = _path(text, r"directory: (\S+)")
+    if not folder or f"kpi_{metric}.csv" not in (text or ""):
+        return None
+    return f"{folder}/container/kpi_{metric}.csv"
+
+
+def _flag_maps(seen: Seen) -> tuple[str, dict] | None:
+    """Read the ConfigMaps that hold feature flags (their names say so)."""
+    names = [r["NAME"] for r in rows(seen.output("configmaps") or "") if "flag" in r.get("NAME", "").lower()]
+    return kubectl(f"kubectl get configmap {' '.join(names)} -n {seen.ns} -o yaml") if names else None
+
+
+def _db_maps(seen: Seen, targets: list[str]) -> tuple[str, dict] | None:
+    """Read the ConfigMaps the database mounts, except one-shot init scripts."""
+    mounted = config.mounts(seen.output("db_describe") or "")
+    names = [cm for cm, path in mounted.items() if path not in INIT_DIRS]
+    return kubectl(f"kubectl get configmap {' '.join(names)} -n {seen.ns} -o yaml") if names else None
+
+
+def evidence(seen: Seen, targets: list[str]) -> list[Evidence]:
+    """Run the analyzers over every output of the run."""
+    found: list[Evidence] = []
+    for step in seen.steps:
+        found += _analyze(step, seen, targets)
+    for svc, ports in (("services", "pod_ports"), ("verify_services", "verify_pod_ports")):
+        if seen.output(svc) and seen.output(ports):
+            found += services.port_mismatches(seen.output(svc), seen.output(ports))
+    return found
+
+
+def _analyze(step: Step, seen: Seen, targets: list[str]) -> list[Evidence]:
+    """Return the evidence in one step's output."""
+    text, check = step.observation, step.check
+    if check.startswith(("logs:", "previous:")):
+        return logs.analyze(check.split(":", 1)[1], text)
+    simple = {"pods": pods.analyze, "events": events.analyze, "chaos": chaos.analyze, "flags": config.analyze,
+              "db_config": config.analyze, "claims": storage.pending_claims, "endpoints": services.without_endpoints,
+              "cpu": metrics.cpu, "verify_pods": pods.analyze, "verify_claims": storage.pending_claims,
+              "verify_config": config.analyze}
+    if check in simple:
+        return simple[check](text)
+    if check in ("deployments", "verify_deployments"):
+        return deployments.analyze(text) + [_names(text)]
+    if check == "volumes":
+        return storage.released_volumes(text, seen.ns)
+    if check == "mounts":
+        return [Evidence("mounts", r["NAME"], "", {"mounts": {cm: "" for cm in r.get("CONFIGMAPS", "").split(",")
+                                                              if cm and cm != "<none>"}}) for r in rows(text)]
+    if check == "trace_summary":
+        seen_services = [Evidence("traces_seen", s["service"], "", {}) for s in traces.services(text)]
+        return traces.analyze(text) + seen_services
+    if check == "db_describe" and targets:
+        return [Evidence("mounts", targets[0], "", {"mounts": config.mounts(text)})]
+    if check == "db_logs" and targets:
+        return [Evidence(e.kind, targets[0], e.detail, e.facts) for e in logs.analyze(targets[0], text)
+                if e.kind == "tls_in_use"]
+    return []
+
+
+def _names(table: str) -> Evidence:
+    """Return the deployment names of a table as one fact."""
+    return Evidence("names", "", "", {"names": [r["NAME"] for r in rows(table) if r.get("NAME")]})

@@ -1,0 +1,84 @@
+"""The expert Executor: run the given kubectl commands one by one, then check the pods, then report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from aoi.models.expert.analyzers import pods
+
+COMMAND = re.compile(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(kubectl\s.+?)\s*$", re.MULTILINE)
+FAILED = ("Refused", "Not approved", "[ERROR]", "Error", "error:")
+VERIFY = ("kubectl get pods -n {ns}", "kubectl get pods -n {ns} -o wide", "kubectl get pods -n {ns} --show-labels",
+          "kubectl get pods -n {ns} -o wide --show-labels")
+
+
+def commands(text: str) -> list[str]:
+    """Return the kubectl commands written one per line in an instruction, in order, without repeats.
+
+    Example:
+        >>> commands("Apply the fix:\\n1. kubectl scale deployment api -n shop --replicas=1\\n2. kubectl get pods")
+        ['kubectl scale deployment api -n shop --replicas=1', 'kubectl get pods']
+    """
+    return list(dict.fromkeys(m.group(1) for m in COMMAND.finditer(text)))
+
+
+def respond(messages: list[dict]) -> str:
+    """Return the executor's next reply: the next command, a verification read, or the report."""
+    budget = int((re.search(r"at most (\d+) tool calls", messages[0]["content"]) or re.search(r"(4)", "4")).group(1))
+    request = messages[1]["content"] if len(messages) > 1 else ""
+    todo = commands(request)
+    done = _done(messages[2:])
+    ns = _namespace(request, todo)
+    ran = [c for c, _ in done if c in todo]
+    verifying = [(c, o) for c, o in done if c not in todo]
+    if len(done) < budget and "No tool calls left" not in str(messages[-1].get("content", "")):
+        pending = [c for c in todo if c not in ran]
+        if pending:
+            return _call(f"apply step {len(ran) + 1} of {len(todo)}", pending[0])
+        if not verifying or (verifying[-1][1].startswith("You already ran") and len(verifying) < len(VERIFY)):
+            return _call("verify the pods after the change", VERIFY[len(verifying)].format(ns=ns))
+    return _finish(todo, done, verifying)
+
+
+def _call(thought: str, command: str) -> str:
+    return json.dumps({"thought": thought, "tool": "exec_shell", "args": {"command": command}})
+
+
+def _done(messages: list[dict]) -> list[tuple[str, str]]:
+    """Return (command, observation) for each command already run."""
+    out = []
+    for i in range(0, len(messages) - 1, 2):
+        try:
+            call = json.loads(messages[i]["content"])
+        except (ValueError, TypeError):
+            continue
+        command = (call.get("args") or {}).get("command")
+        if command:
+            out.append((command, str(messages[i + 1]["content"])))
+    return out
+
+
+def _namespace(request: str, todo: list[str]) -> str:
+    """Return the namespace the change is about."""
+    match = re.search(r"namespace:?\s+([a-z0-9-]+)", request) or \
+        next((m for m in (re.search(r"-n\s+([a-z0-9-]+)", c) for c in todo) if m), None)
+    return match.group(1) if match else "default"
+
+
+def _finish(todo: list[str], done: list[tuple[str, str]], verifying: list[tuple[str, str]]) -> str:
+    """Report what changed, what failed, what was left, and whether the pods look healthy."""
+    outcome = dict(done)
+    changes = [c for c in todo if c in outcome and not outcome[c].strip().startswith(FAILED)]
+    failed = {c: outcome[c].strip()[:200] for c in todo if c in outcome and c not in changes}
+    pending = [c for c in todo if c not in outcome]
+    checked = [o for _, o in verifying if not o.startswith("You already ran")]
+    bad = pods.unhealthy(checked[-1]) if checked else None
+    verified = bad == [] and not failed and not pending
+    report = f"Ran {len(changes)} of {len(todo)} change(s)" + (f"; {len(failed)} failed" if failed else "") + \
+        (f"; {len(pending)} not run" if pending else "") + \
+        ("" if bad is None else f"; pods not healthy yet: {', '.join(bad)}" if bad else "; all pods healthy") + "."
+    args = {"report": report, "changes": changes, "verified": verified}
+    args |= {"failed": failed} if failed else {}
+    args |= {"pending": pending} if pending else {}
+    return json.dumps({"thought": "report the changes", "tool": "finish", "args": args})

@@ -1,0 +1,126 @@
+"""The expert Probe: re-derives its run from the conversation, picks the next check, and reports.
+
+Everything comes from the messages it is given: the budget from the system prompt, the focus, namespace, targets
+and known diagnosis from the instruction and context, and what ran from its own earlier replies (each names its
+check in the thought) paired with the observations that followed. Nothing is kept between calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from aoi.models.expert import checks, instructions, report
+from aoi.models.expert.analyzers import Evidence
+from aoi.models.expert.checks import Seen, Step
+
+PLANS = {
+    "survey": ["pods", "events", "deployments", "chaos"],
+    "services": ["services", "pod_ports", "endpoints"],
+    "config": ["configmaps", "flags", "mounts", "claims", "volumes"],
+    "telemetry": ["traces", "trace_summary", "metrics", "cpu"],
+    "logs": [],
+    "database": ["db_describe", "db_config", "db_logs"],
+    "verify": ["verify_pods", "verify_deployments"],
+}
+VERIFY_BY_KIND = {"port_mismatch": ["verify_services", "verify_pod_ports"], "stale_claim": ["verify_claims"],
+                  "db_tls": ["verify_config"], "flag_enabled": ["verify_config"]}
+REPEATED = "You already ran"
+CHECK_TAG = re.compile(r"^\[([\w:./-]+)\]")
+
+
+class Run:
+    """One probe call re-read from its messages."""
+
+    def __init__(self, messages: list[dict]):
+        system = messages[0]["content"] if messages else ""
+        budget = re.search(r"at most (\d+) tool calls", system)
+        self.budget = int(budget.group(1)) if budget else 4
+        first = messages[1]["content"] if len(messages) > 1 else ""
+        text, _, ctx = first.partition("\nContext: ")
+        self.instruction = instructions.parse(text.removeprefix("Investigate: "), ctx)
+        self.steps = _steps(messages[2:])
+        self.namespace = self.instruction.namespace or checks.busiest_namespace(self.steps) or "default"
+        self.seen = Seen(self.namespace, self.steps)
+        self.out_of_calls = bool(messages) and "No tool calls left" in str(messages[-1].get("content", ""))
+
+    @property
+    def targets(self) -> list[str]:
+        return self.instruction.targets
+
+    def plan(self) -> list[str]:
+        """Return the checks of the focus, then the follow-ups the evidence so far asks for."""
+        focus = self.instruction.focus
+        base = list(PLANS[focus]) + [f"logs:{p}" for p in self.targets if focus == "logs"]
+        if not self.instruction.namespace:
+            base.insert(0, "namespaces")
+        if focus == "verify":
+            kind = (self.instruction.known or {}).get("kind", "")
+            base += VERIFY_BY_KIND.get(kind, [])
+        evidence = self.evidence()
+        quiet = [s.check.split(":", 1)[1] for s in self.steps if s.check.startswith("logs:")
+                 and not any(e.facts.get("pod") == s.check.split(":", 1)[1] for e in evidence)]
+        return base + [f"previous:{p}" for p in quiet] + [f"logs:{p}" for p in report.log_leads(evidence, self.seen)]
+
+    def evidence(self) -> list[Evidence]:
+        """Return the run's evidence, the known diagnosis first."""
+        return _known(self.instruction.known) + checks.evidence(self.seen, self._targets_for())
+
+    def _targets_for(self) -> list[str]:
+        known = self.instruction.known or {}
+        if self.instruction.focus == "verify" and known.get("kind") in ("db_tls", "flag_enabled"):
+            return [known.get("facts", {}).get("configmap", "")]
+        return self.targets
+
+    def next_call(self) -> tuple[str, str, dict] | None:
+        """Return (check, tool, args) of the next check to run, None when the plan is done."""
+        for check in self.plan():
+            tries = [s for s in self.steps if s.check == check]
+            if tries and (not tries[-1].observation.startswith(REPEATED) or len(tries) >= len(checks.VARIANTS)):
+                continue
+            made = checks.call(check, self.seen, self._targets_for())
+            if made is None:
+                continue
+            tool, args = made
+            if tries and tool == "exec_shell":
+                args = {"command": args["command"] + checks.VARIANTS[len(tries)]}
+            return check, tool, args
+        return None
+
+
+def respond(messages: list[dict]) -> str:
+    """Return the probe's next reply: one tool call, or finish with the report."""
+    run = Run(messages)
+    nxt = None if run.out_of_calls or len(run.steps) >= run.budget else run.next_call()
+    if nxt is None:
+        ev = run.evidence()
+        args = report.build(ev, run.seen, run.instruction, run.namespace)
+        return json.dumps({"thought": "[finish] report what the checks showed", "tool": "finish", "args": args})
+    check, tool, args = nxt
+    return json.dumps({"thought": f"[{check}] {report.WHY.get(check.split(':')[0], 'check')}", "tool": tool,
+                       "args": args})
+
+
+def _steps(messages: list[dict]) -> list[Step]:
+    """Pair each of the probe's own tool calls with the observation that answered it."""
+    steps = []
+    for i in range(0, len(messages) - 1, 2):
+        try:
+            call = json.loads(messages[i]["content"])
+        except (ValueError, TypeError):
+            continue
+        tag = CHECK_TAG.match(str(call.get("thought", "")))
+        if tag and call.get("tool") != "finish":
+            steps.append(Step(tag.group(1), call.get("tool", ""), call.get("args", {}), messages[i + 1]["content"]))
+    return steps
+
+
+def _known(known: dict | None) -> list[Evidence]:
+    """Turn the diagnosis passed on in the context back into evidence."""
+    if not known or not known.get("kind"):
+        return []
+    facts = dict(known.get("facts") or {}) | {"confidence": float(known.get("confidence", 0)),
+                                               "fix": list(known.get("fix") or [])}
+    lines = [str(x) for x in known.get("evidence") or []] or [f"{known['kind']} in {known.get('component')}"]
+    return [Evidence(known["kind"], known.get("component", ""), f"known: {lines[0]}", facts)]
+
