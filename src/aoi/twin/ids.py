@@ -28,7 +28,7 @@ def safe_encode(text: str) -> str:
 
     Example:
         >>> safe_encode("123")
-        'cdf'
+        '567'
     """
     return "".join(ALPHANUMS[ord(ch) % len(ALPHANUMS)] for ch in text)
 
