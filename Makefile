@@ -15,7 +15,7 @@ $(BIN)/aoi: pyproject.toml
 setup: $(BIN)/aoi
 
 demo: setup
-	$(BIN)/aoi twin tour
+	$(BIN)/aoi run k8s_target_port-misconfig-mitigation-1 --model expert
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -43,7 +43,7 @@ def run_case(case: tuple[str, str | None]) -> dict:
     try:
         model = ExpertModel()
         traj = run_episode(env, load_config(overrides={"model": "expert"}), {r: model for r in ROLES})
-        results, error = traj.results, None
+        results, error = traj.results, traj.error
     except Exception as exc:  # one broken episode must not stop the sweep; it counts as a failure
         results, error, traj = {}, f"{type(exc).__name__}: {exc}", None
     finally:

@@ -20,9 +20,12 @@ def _mount_subcommands() -> None:
     """Attach the sub-apps that live with their packages."""
     from aoi.agents.cli import run
     from aoi.env.cli import serve_env
+    from aoi.evaluate.cli import eval_command, report_command
     from aoi.problems.cli import problems_app
 
     app.command("run")(run)
+    app.command("eval")(eval_command)
+    app.command("report")(report_command)
     app.add_typer(problems_app, name="problems", help="The AIOpsLab problem catalogue.")
     app.command("serve-env", help="Serve the environment over HTTP on 127.0.0.1 (bearer token).")(serve_env)
 

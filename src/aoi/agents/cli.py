@@ -52,30 +52,40 @@ def run(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Environment actions before the episode ends."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
     approval: Optional[str] = typer.Option(None, "--approval", help="Executor approval: auto, ask or deny."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="twin (default) or cluster (your own cluster: "
+                                          "apps deployed, `aoi rbac` applied)."),
+    kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster "
+                                              "(--backend cluster)."),
 ) -> None:
-    """Diagnose (and for mitigation tasks, repair) one problem on the twin with the AOI agents."""
+    """Diagnose (and for mitigation tasks, repair) one problem on the twin or a cluster with the AOI agents."""
     from aoi.agents.runtime import models_from_config, run_episode
     from aoi.config import ConfigError, load_config
-    from aoi.env import make
+    from aoi.env import backend_options, make
+    from aoi.env.cluster_access import ClusterError
     from aoi.models.base import ModelError
     from aoi.safety.audit import AuditLog
     from aoi.store.sqlite import TrajectoryStore
 
     console = Console()
     overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.target": target,
-                 "approval.mode": approval}
+                 "approval.mode": approval, "env.backend": backend, "env.kubeconfig": kubeconfig}
     try:
         config = load_config(config_file, {k: v for k, v in overrides.items() if v is not None})
-        env = make(problem_id, seed=config.env.seed, target=config.env.target, max_steps=config.env.max_steps)
+        env = make(problem_id, seed=config.env.seed, target=config.env.target, max_steps=config.env.max_steps,
+                   **backend_options(config.env))
         models = models_from_config(config)
     except (ConfigError, ValueError, ModelError) as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
     store = TrajectoryStore(config.store.path)
     audit = AuditLog(config.store.audit_log)
-    console.print(f"[bold]{problem_id}[/] on the twin (seed {config.env.seed}) with {config.model.spec}")
+    where = f"the twin (seed {config.env.seed})" if config.env.backend == "twin" else f"{config.env.kubeconfig}"
+    console.print(f"[bold]{problem_id}[/] on {where} with {config.model.spec}")
     try:
         traj = run_episode(env, config, models, audit=audit, on_step=lambda s: _show_step(console, s))
+    except ClusterError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
     finally:
         env.close()
     store.save(traj)

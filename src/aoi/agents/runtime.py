@@ -71,7 +71,8 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     A failure (model, environment) does not raise: it ends the episode and is kept in `trajectory.error`.
     """
     problem = env.problem
-    traj = Trajectory(problem.id, problem.task_type, problem.family, problem.target, "twin", config.env.seed, attempt,
+    backend = getattr(getattr(env, "backend", None), "name", "twin")
+    traj = Trajectory(problem.id, problem.task_type, problem.family, problem.target, backend, config.env.seed, attempt,
                       Policy(getattr(models["observer"], "name", "model")), config=resolved(config))
     traj.started_at = time.time()
     env.reset()

@@ -14,6 +14,7 @@ Environment variables (empty ones are ignored; each sets one option):
 | AOI_MAX_ITERATIONS | agent.max_iterations |
 | AOI_APPROVAL | approval.mode |
 | AOI_BACKEND, AOI_SEED, AOI_MAX_STEPS, AOI_KUBECONFIG | env.backend, env.seed, env.max_steps, env.kubeconfig |
+| AOI_PROMETHEUS_URL, AOI_JAEGER_URL | env.prometheus_url, env.jaeger_url (cluster backend telemetry) |
 | AOI_STORE, AOI_AUDIT_LOG | store.path, store.audit_log |
 """
 
@@ -39,7 +40,8 @@ ENV_VARS: dict[str, str] = {
     **{f"AOI_{role.upper()}_MODEL": f"models.{role}.spec" for role in ROLES},
     "AOI_MAX_ITERATIONS": "agent.max_iterations", "AOI_APPROVAL": "approval.mode",
     "AOI_BACKEND": "env.backend", "AOI_SEED": "env.seed", "AOI_MAX_STEPS": "env.max_steps",
-    "AOI_KUBECONFIG": "env.kubeconfig", "AOI_STORE": "store.path", "AOI_AUDIT_LOG": "store.audit_log",
+    "AOI_KUBECONFIG": "env.kubeconfig", "AOI_PROMETHEUS_URL": "env.prometheus_url", "AOI_JAEGER_URL": "env.jaeger_url",
+    "AOI_STORE": "store.path", "AOI_AUDIT_LOG": "store.audit_log",
 }
 
 

@@ -110,6 +110,10 @@ class EnvConfig(_Section):
     max_steps: int = Field(30, ge=1, description="Environment actions per episode before it is truncated.")
     target: str | None = Field(None, description="Faulted component of a parametric problem (None: the default).")
     kubeconfig: Path | None = Field(None, description="Kubeconfig of the cluster; required when backend is cluster.")
+    prometheus_url: str | None = Field(None, description="Prometheus HTTP address get_metrics reads on a cluster "
+                                       "backend, e.g. http://localhost:32000 (None: get_metrics says so).")
+    jaeger_url: str | None = Field(None, description="Jaeger query HTTP address get_traces reads on a cluster "
+                                   "backend, e.g. http://localhost:16686 (None: get_traces says so).")
 
     @model_validator(mode="after")
     def _cluster_needs_kubeconfig(self) -> "EnvConfig":

@@ -17,38 +17,68 @@ SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALI
 SECONDS_PER_STEP = 15.0
 ROLES = (None, "observer", "admin", "probe", "executor")
 SUBMITTERS = (None, "observer", "admin")
+BACKENDS = ("twin", "cluster")
 
 
 def make(problem_id: str, backend: str = "twin", seed: int = 0, target: str | None = None, max_steps: int = 30,
-         workdir: str | Path | None = None) -> "Env":
+         workdir: str | Path | None = None, **backend_options) -> "Env":
     """Create the environment of one problem.
+
+    `backend_options` go to the backend: for "cluster", kubeconfig (required), prometheus_url, jaeger_url,
+    settle_limit, after_inject, workload (see aoi.env.cluster_backend.ClusterBackend); None values are ignored.
 
     Example:
         >>> env = make("k8s_target_port-misconfig-detection-1")  # doctest: +SKIP
         >>> text = env.reset()  # doctest: +SKIP
+        >>> env = make("wrong_bin_usage-mitigation-1", backend="cluster", kubeconfig="admin.yaml")  # doctest: +SKIP
     """
     problem = make_problem(problem_id, target)
-    problem.require_backend(backend)
-    if backend != "twin":
-        raise ValueError(f"backend {backend!r} is not available here; use backend='twin' (the aiopslab backend "
-                         f"needs AIOpsLab and a cluster: see `aoi aiopslab --help`)")
-    return Env(problem, seed=seed, max_steps=max_steps, workdir=workdir)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r} is not available here; use 'twin' or 'cluster' (AIOpsLab itself runs "
+                         f"AOI through `aoi aiopslab run`)")
+    if problem.backend != "twin":  # the cluster backend runs the Kubernetes problems the twin runs, no others
+        problem.require_backend("twin")
+    return Env(problem, seed=seed, max_steps=max_steps, workdir=workdir, backend=backend, **backend_options)
+
+
+def backend_options(env_config) -> dict:
+    """Return make()'s backend keyword arguments from a config's `env` section (EnvConfig).
+
+    Example:
+        >>> from aoi.config import EnvConfig
+        >>> backend_options(EnvConfig())
+        {'backend': 'twin', 'kubeconfig': None, 'prometheus_url': None, 'jaeger_url': None}
+    """
+    return {"backend": env_config.backend, "kubeconfig": env_config.kubeconfig,
+            "prometheus_url": env_config.prometheus_url, "jaeger_url": env_config.jaeger_url}
+
+
+def _backend(name: str, seed: int, workdir: Path, options: dict):
+    """Build the named backend for one episode folder."""
+    options = {k: v for k, v in options.items() if v is not None}
+    if name == "cluster":
+        from aoi.env.cluster_backend import ClusterBackend
+
+        return ClusterBackend(seed, workdir, **options)
+    if options:
+        raise ValueError(f"backend {name!r} takes no options ({', '.join(options)}); they belong to backend='cluster'")
+    from aoi.env.twin_backend import TwinBackend
+
+    return TwinBackend(seed, workdir)
 
 
 class Env:
     """One problem on one backend: reset() starts an episode, step() plays one action."""
 
     def __init__(self, problem: Problem, seed: int = 0, max_steps: int = 30, workdir: str | Path | None = None,
-                 seconds_per_step: float = SECONDS_PER_STEP):
-        from aoi.env.twin_backend import TwinBackend
-
+                 seconds_per_step: float = SECONDS_PER_STEP, backend: str = "twin", **backend_options):
         self.problem = problem
         self.seed = seed
         self.max_steps = max_steps
         self.seconds_per_step = seconds_per_step
         self._owns_dir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="aoi-episode-"))
-        self.backend = TwinBackend(seed, self.workdir)
+        self.backend = _backend(backend, seed, self.workdir, backend_options)
         self.trace: list[dict] = []
         self.steps = 0
         self.done = False

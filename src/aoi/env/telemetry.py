@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Callable
 
 MISSING_LOGS = "Error: Your service/namespace does not exist. Use kubectl to check."
 # get_logs picks a service's pods by this label, per namespace (AIOpsLab's mapping).
@@ -17,6 +18,25 @@ def log_selector(namespace: str, service: str) -> str | None:
         return "job-name=wrk2-job"
     label = LOG_LABELS.get(namespace)
     return f"{label}={service}" if label else None
+
+
+def service_logs(run: Callable[[list[str]], tuple[str, int]], namespace: str, service: str) -> str:
+    """Answer get_logs: the full log of the first pod AIOpsLab's label rule picks, or AIOpsLab's error text.
+
+    `run(kubectl_args) -> (stdout, exit code)` runs kubectl as the acting role.
+
+    Example:
+        >>> service_logs(lambda args: ("", 0), "default", "wrk2-job")
+        'Error: Your service/namespace does not exist. Use kubectl to check.'
+    """
+    selector = log_selector(namespace, service)
+    if selector is None:
+        return MISSING_LOGS
+    pods, code = run(["get", "pods", "-n", namespace, "-l", selector, "-o", "name"])
+    if code != 0 or not pods.split():
+        return MISSING_LOGS
+    logs, code = run(["logs", pods.split()[0], "-n", namespace])
+    return logs if code == 0 else MISSING_LOGS
 
 
 def tree(folder: Path, depth: int = 0) -> list[str]:

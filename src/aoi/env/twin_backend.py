@@ -7,9 +7,8 @@ import functools
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kubernetes import client as k8s
-
 from aoi.env import shell, telemetry
+from aoi.env.workload import start_workload
 from aoi.faults import Kube
 from aoi.faults import get as get_injector
 from aoi.problems.model import Problem
@@ -71,25 +70,8 @@ class TwinBackend:
             get_injector(fault.mechanism).inject(self.kube, fault.namespace, fault.target, **dict(fault.params))
         self.twin.advance(AFTER_INJECT)
         if problem.workload is not None:
-            self._start_workload(problem)
+            start_workload(self.kube, problem.namespace, problem.workload)
         self.twin.advance(FIRST_LOOK)
-
-    def _start_workload(self, problem: Problem) -> None:
-        """Create AIOpsLab's wrk2 Job in `default`, aimed at the workload's Service."""
-        w = problem.workload
-        svc = self.kube.service(problem.namespace, w.service)
-        args = ["wrk", "-D", w.dist, "-t", str(w.threads), "-c", str(w.connections), "-d", f"{w.duration}s", "-L",
-                "-s", f"/scripts/{Path(w.script).name}", w.url(svc["spec"]["clusterIP"]), "-R", str(w.rate),
-                "--latency"]
-        cm = {"metadata": {"name": "wrk2-payload-script", "namespace": "default"},
-              "data": {Path(w.script).name: f"-- {Path(w.script).name}: the workload's request mix\n"}}
-        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "wrk2-job", "namespace": "default"},
-               "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [
-                   {"name": "wrk2", "image": "deathstarbench/wrk2-client:latest", "args": args,
-                    "volumeMounts": [{"name": "wrk2-scripts", "mountPath": "/scripts"}]}],
-                   "volumes": [{"name": "wrk2-scripts", "configMap": {"name": "wrk2-payload-script"}}]}}}}
-        self.kube.call(self.kube.core.create_namespaced_config_map, "default", cm)
-        self.kube.call(k8s.BatchV1Api(self.kube.api_client).create_namespaced_job, "default", job)
 
     def close(self) -> None:
         """Stop serving the episode's twin."""
@@ -130,16 +112,13 @@ class TwinBackend:
 
     def get_logs(self, namespace: str, service: str, role: str | None) -> str:
         """Return the full log of the first pod of a service (AIOpsLab's label rules)."""
-        selector = telemetry.log_selector(namespace, service)
         runner = self.runners[ROLES[role]]
-        if selector is None:
-            return telemetry.MISSING_LOGS
-        pods = runner.run(["get", "pods", "-n", namespace, "-l", selector, "-o", "name"])
-        names = pods.stdout.split()
-        if pods.returncode != 0 or not names:
-            return telemetry.MISSING_LOGS
-        logs = runner.run(["logs", names[0], "-n", namespace])
-        return logs.stdout if logs.returncode == 0 else telemetry.MISSING_LOGS
+
+        def run(args: list[str]) -> tuple[str, int]:
+            done = runner.run(args)
+            return done.stdout, done.returncode
+
+        return telemetry.service_logs(run, namespace, service)
 
     def _stamp(self) -> str:
         return datetime.fromtimestamp(self.now(), tz=timezone.utc).strftime("%Y%m%d_%H%M%S")

@@ -64,7 +64,7 @@ def _database(component: str, facts: dict, ns: str) -> list[str]:
 
 def _tls(component: str, facts: dict, ns: str) -> list[str]:
     """Write the database config back without the TLS requirement, then restart the database and its clients."""
-    if not facts.get("configmap"):
+    if not facts.get("configmap") or not facts.get("fixed"):
         return []
     patch = _json({"data": {facts["key"]: facts["fixed"]}})
     restarts = [RESTART.format(name=n, ns=ns) for n in [component, *(facts.get("clients") or [])]]

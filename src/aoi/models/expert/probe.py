@@ -122,5 +122,6 @@ def _known(known: dict | None) -> list[Evidence]:
     facts = dict(known.get("facts") or {}) | {"confidence": float(known.get("confidence", 0)),
                                                "fix": list(known.get("fix") or [])}
     lines = [str(x) for x in known.get("evidence") or []] or [f"{known['kind']} in {known.get('component')}"]
-    return [Evidence(known["kind"], known.get("component", ""), f"known: {lines[0]}", facts)]
+    detail = lines[0] if lines[0].startswith("known: ") else f"known: {lines[0]}"
+    return [Evidence(known["kind"], known.get("component", ""), detail, facts)]
 

@@ -43,7 +43,7 @@ LABELS = {
     "db_unauthorized": Label("Application", "Authentication Issue", 0.85),
     "db_auth_failed": Label("Application", "Network/Storage Issue", 0.85),
     "db_tls": Label("Application", "Misconfiguration", 0.85),
-    "flag_enabled": Label("Application", "Misconfiguration", 0.8),
+    "flag_enabled": Label("Application", "Misconfiguration", 0.7),  # 0.9 once traces say where it fails
     "chaos": Label("Virtualization", "Operation Error", 0.92),
     "network_chaos": Label("Virtualization", "Network/Storage Issue", 0.92),
     "dns_misconfig": Label("Application", "Misconfiguration", 0.6),

@@ -21,8 +21,9 @@ def configmaps(text: str) -> list[dict]:
         >>> [c["metadata"]["name"] for c in configmaps("kind: ConfigMap\\nmetadata: {name: app}\\ndata: {}\\n")]
         ['app']
     """
+    lines = [line for line in text.splitlines() if not line.startswith(("[output was", "Please take the next"))]
     try:
-        doc = yaml.safe_load(text.split("\n[output was")[0])
+        doc = yaml.safe_load("\n".join(lines))
     except yaml.YAMLError:
         return []
     if not isinstance(doc, dict):

@@ -1,0 +1,101 @@
+"""`aoi eval` (problems x K attempts, resumable) and `aoi report` (Markdown + HTML, run comparisons)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+
+def _console() -> Console:
+    """Return a console wide enough for the summary table when output is not a terminal (logs, pipes)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=170)
+
+
+def eval_command(
+    out: Path = typer.Option(..., "--out", help="Run directory: results.jsonl, summary.json, trajectories.db, "
+                             "config.json. The same command with the same --out resumes."),
+    problems: str = typer.Option("all", "--problems", help="all, or comma-separated problem ids."),
+    task_type: Optional[str] = typer.Option(None, "--task-type", help="detection, localization, analysis or "
+                                            "mitigation."),
+    app: Optional[str] = typer.Option(None, "--app", help="hotel-reservation, social-network or astronomy-shop."),
+    targets: Optional[str] = typer.Option(None, "--targets", help="all: every valid target of each problem's "
+                                          "family (default: each problem's own target)."),
+    k: int = typer.Option(1, "-k", "--k", help="Attempts per problem (attempt a runs with seed + a)."),
+    workers: int = typer.Option(1, "--workers", help="Episodes run at once (one process each)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model spec, e.g. expert, openai:gpt-4o-mini "
+                                        "(default: config or expert)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Base seed (default: config, else 0)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Environment actions per episode."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    executor: str = typer.Option("process", "--executor", help="process (default) or thread workers."),
+) -> None:
+    """Run K attempts of each problem on the twin with a worker pool; print and write the summary."""
+    from aoi.evaluate.runner import run_eval
+    from aoi.evaluate.summary import summary_table
+
+    console = _console()
+    with _errors(console):
+        config, pairs = _setup(console, config_file, {"model": model, "env.seed": seed, "env.max_steps": max_steps},
+                               (problems, task_type, app, targets), workers)
+        console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s) -> {out}")
+        started = time.monotonic()
+        summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console)
+    console.print(summary_table(summary, title=f"{out} ({config.model.spec})"))
+    console.print(f"wall {time.monotonic() - started:.0f}s this session; {summary.episodes_per_hour:.0f} episodes/h "
+                  f"overall; summary in {out / 'summary.json'}; `aoi report {out}` writes the report")
+    if summary.interrupted:
+        raise typer.Exit(130)
+
+
+@contextlib.contextmanager
+def _errors(console: Console) -> Iterator[None]:
+    """Turn a configuration or selection error into one red line and exit status 2."""
+    from aoi.config import ConfigError
+
+    try:
+        yield
+    except (ConfigError, ValueError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _setup(console: Console, config_file: Path | None, overrides: dict, selection: tuple, workers: int):
+    """Return (config, (problem_id, target) pairs), printing notes on skipped problems; ValueError when unusable."""
+    from aoi.config import load_config
+    from aoi.evaluate.select import select
+
+    config = load_config(config_file, {key: v for key, v in overrides.items() if v is not None})
+    pairs, notes = select(*selection)
+    for note in notes:
+        console.print(f"[yellow]note:[/] {note}")
+    if not pairs:
+        raise ValueError("no problem matches; check --problems, --task-type and --app")
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, not {workers}")
+    return config, pairs
+
+
+def report_command(
+    run_dir: Path = typer.Argument(..., help="A run directory written by `aoi eval --out`."),
+    compare: Optional[list[Path]] = typer.Option(None, "--compare", help="Another run directory to compare with "
+                                                 "(repeatable); deltas are against RUN_DIR."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report path without suffix or with .md/.html; "
+                                       "both files are written (default: RUN_DIR/report)."),
+) -> None:
+    """Write the run's report as Markdown and as a self-contained HTML page with charts."""
+    from aoi.evaluate.report import write_report
+
+    console = Console()
+    try:
+        paths = write_report(run_dir, list(compare or []), out)
+    except ValueError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    console.print("wrote " + ", ".join(str(p) for p in paths))

@@ -1,0 +1,100 @@
+"""Render report sections as Markdown (tables) or one self-contained HTML page (inline CSS, inline SVG charts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from aoi.evaluate.charts import Chart, hbars
+
+CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px;
+       color: #222; padding: 0 1rem; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: .6rem 0 1rem; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; } th { background: #f4f4f4; }
+.meta { color: #555; } .pos { color: #1a7f37; } .neg { color: #c62828; }
+svg { display: block; margin: .5rem 0 1rem; } svg text { font: 11px system-ui, sans-serif; fill: #333; }
+svg .title { font-weight: 600; font-size: 12px; } svg .axis { stroke: #999; }
+"""
+
+
+@dataclass
+class Table:
+    """A table of already formatted cells."""
+
+    headers: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Section:
+    """A report section: a heading, a sentence, tables, and charts (charts appear in HTML only)."""
+
+    title: str
+    text: str = ""
+    tables: list[Table] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+
+
+def _md_table(table: Table) -> str:
+    """Return a Markdown table."""
+    lines = ["| " + " | ".join(table.headers) + " |", "|" + "|".join(["---"] + ["--:"] * (len(table.headers) - 1)) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+def markdown(title: str, meta: list[str], sections: list[Section]) -> str:
+    """Return the report as Markdown.
+
+    Example:
+        >>> print(markdown("R", ["k=1"], [Section("S", "x", [Table(["a", "b"], [["1", "2"]])])]))
+        # R
+        <BLANKLINE>
+        k=1
+        <BLANKLINE>
+        ## S
+        <BLANKLINE>
+        x
+        <BLANKLINE>
+        | a | b |
+        |---|--:|
+        | 1 | 2 |
+        <BLANKLINE>
+    """
+    parts = [f"# {title}", "  \n".join(meta)]
+    for section in sections:
+        parts += [f"## {section.title}", *([section.text] if section.text else [])]
+        parts += [_md_table(table) for table in section.tables]
+    return "\n\n".join(parts) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Return an HTML cell's content; a signed delta is coloured."""
+    css = "pos" if text.startswith("+") and text != "+0.0" else "neg" if text.startswith("-") else ""
+    return f'<span class="{css}">{escape(text)}</span>' if css else escape(text)
+
+
+def _html_table(table: Table) -> str:
+    """Return an HTML table."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def html(title: str, meta: list[str], sections: list[Section]) -> str:
+    """Return the report as one HTML page with no external asset.
+
+    Example:
+        >>> page = html("R", ["k=1"], [Section("S", charts=[Chart("c", ["a"], {"s": [1.0]})])])
+        >>> "<svg" in page and "http" not in page
+        True
+    """
+    body = [f"<h1>{escape(title)}</h1>", *(f'<p class="meta">{escape(line)}</p>' for line in meta)]
+    for section in sections:
+        body.append(f"<h2>{escape(section.title)}</h2>")
+        body += [f"<p>{escape(section.text)}</p>"] if section.text else []
+        body += [_html_table(table) for table in section.tables] + [hbars(chart) for chart in section.charts]
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

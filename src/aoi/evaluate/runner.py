@@ -1,0 +1,212 @@
+"""`run_eval`: K attempts per problem over a worker pool, recorded episode by episode, resumable after any stop.
+
+Resume: results.jsonl is the source of truth. A new session repairs it (drops a torn last line and any garbled or
+duplicate line), skips every (problem_id, target, attempt) already there, deletes stored trajectories that have no
+line (their process died before recording them) and runs the rest. Only this process writes results.jsonl, one
+fsynced line per episode, so kill -9 loses at most the episodes in flight.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, as_completed, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from aoi.config import RunConfig, resolved
+from aoi.evaluate import pool as pools
+from aoi.evaluate.results import ResultsLog, episode_key
+from aoi.evaluate.runconfig import pin_config, prepare_config
+from aoi.evaluate.summary import Summary, build_summary, read_sessions, write_summary
+from aoi.problems import make as make_problem
+from aoi.store.sqlite import TrajectoryStore
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run: a problem aimed at a target, one attempt with its own seed."""
+
+    problem_id: str
+    target: str | None      # the resolved target (the problem's identity in results)
+    env_target: str | None  # what aoi.env.make receives (None: the problem's default)
+    attempt: int
+    seed: int
+
+    @property
+    def key(self) -> tuple:
+        """Return the results key of this episode."""
+        return self.problem_id, self.target, self.attempt
+
+
+def plan(problems: list[tuple[str, str | None]], k: int, seed: int) -> list[Job]:
+    """Return the jobs of K attempts per (problem_id, target), attempt-major so early results cover every problem.
+
+    Example:
+        >>> [(j.problem_id[:15], j.attempt, j.seed) for j in plan([("k8s_target_port-misconfig-detection-1", None)], 2, 5)]
+        [('k8s_target_port', 0, 5), ('k8s_target_port', 1, 6)]
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1 (got {k}); pass -k 1 or more")
+    resolved_targets = []
+    for problem_id, target in problems:
+        problem = make_problem(problem_id, target)
+        problem.require_backend("twin")
+        resolved_targets.append((problem_id, problem.target, target))
+    return [Job(pid, target, env_target, attempt, seed + attempt)
+            for attempt in range(k) for pid, target, env_target in resolved_targets]
+
+
+class _Session:
+    """The parent side of one invocation: records finished episodes, keeps summary.json current."""
+
+    def __init__(self, out_dir: Path, run: dict, jobs: list[Job], console: Console):
+        self.out_dir, self.run, self.console = out_dir, run, console
+        self.log = ResultsLog(out_dir / "results.jsonl")
+        dropped = self.log.repair()
+        if dropped:
+            console.print(f"[yellow]note:[/] dropped {dropped} torn, garbled or duplicate line(s) from "
+                          f"{self.log.path}; those episodes run again")
+        self.rows, _ = self.log.read()
+        done = {episode_key(row) for row in self.rows}
+        self.todo = [job for job in jobs if job.key not in done]
+        self.selected = {job.key for job in jobs}
+        self.sessions = read_sessions(out_dir / "summary.json")
+        self.started, self.finished, self.not_run, self.interrupted = time.monotonic(), 0, [], False
+        _prune_orphans(TrajectoryStore(out_dir / "trajectories.db"), done)
+        self.save()  # the session is on record before its first episode, even if it is killed
+
+    def record(self, job: Job, future: Future) -> str:
+        """Append a finished episode's row (or note why it could not run); return a one-line account."""
+        try:
+            row = future.result()
+        except Exception as exc:  # noqa: BLE001 - an episode that could not run is retried by the next session
+            self.not_run.append({"key": list(job.key), "error": f"{type(exc).__name__}: {exc}"})
+            return f"[red]could not run[/] {_name(job)}: {type(exc).__name__}: {exc}"
+        self.log.append(row)
+        self.rows.append(row)
+        self.finished += 1
+        self.save()
+        mark = "[green]ok[/]" if row["success"] else f"[red]failed[/] ({row['failure']})"
+        return f"{mark} {_name(job)} in {row['seconds']:.1f}s"
+
+    def summary(self) -> Summary:
+        """Return the summary of every recorded row, this session included."""
+        session = {"started_at": time.time() - (time.monotonic() - self.started),
+                   "wall_seconds": round(time.monotonic() - self.started, 3), "episodes": self.finished,
+                   "not_run": self.not_run, "interrupted": self.interrupted}
+        done = {episode_key(row) for row in self.rows}
+        return build_summary(self.rows, self.run, [*self.sessions, session], len(self.selected - done))
+
+    def save(self) -> Summary:
+        """Rewrite summary.json and return the summary."""
+        summary = self.summary()
+        write_summary(summary, self.out_dir / "summary.json")
+        return summary
+
+
+def _prune_orphans(store: TrajectoryStore, done: set) -> None:
+    """Delete stored trajectories whose episode has no results line (it died between saving and recording)."""
+    for episode in store.summaries():
+        if (episode["problem_id"], episode["target"], episode["attempt"]) not in done:
+            store.delete(episode["id"])
+
+
+def _name(job: Job) -> str:
+    """Return a short label of a job for progress lines."""
+    return escape(f"{job.problem_id}{f' [{job.target}]' if job.target else ''} #{job.attempt}")
+
+
+def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, config: RunConfig,
+             out_dir: str | Path, seed: int | None = None, executor: str = pools.DEFAULT,
+             console: Console | None = None) -> Summary:
+    """Run K attempts of each (problem_id, target) into out_dir, skipping what an earlier session finished.
+
+    Args:
+        problems: (problem_id, target) pairs; target None means the problem's default.
+        k: attempts per problem; attempt a runs with seed + a.
+        workers: episodes run at once.
+        config: the run configuration; its store and audit paths are moved into out_dir.
+        out_dir: the run directory (results.jsonl, summary.json, trajectories.db, config.json, audit.jsonl).
+        seed: the base seed (None: config.env.seed).
+        executor: "process" (default) or "thread"; see aoi.evaluate.pool.
+        console: where progress goes (default: a new rich Console).
+
+    Example:
+        >>> from aoi.config import load_config
+        >>> summary = run_eval([("noop_detection_hotel_reservation-1", None)], k=2, workers=2,
+        ...                    config=load_config(overrides={"model": "expert"}), out_dir="runs/demo")  # doctest: +SKIP
+        >>> summary.overall["avg_at_k"]  # doctest: +SKIP
+        1.0
+    """
+    console = console or Console()
+    out_dir = Path(out_dir)
+    seed = config.env.seed if seed is None else seed
+    config, jobs = prepare_config(config, out_dir, seed), plan(problems, k, seed)
+    pin_config(out_dir / "config.json", resolved(config))
+    run = {"model": config.model.spec, "k": k, "seed": seed, "max_steps": config.env.max_steps,
+           "problems": len(problems), "out_dir": str(out_dir)}
+    session = _Session(out_dir, run, jobs, console)
+    if not session.todo:
+        console.print(f"nothing to run: all {len(session.selected)} episodes are in {session.log.path}")
+        return session.save()
+    _drive(session, config, max(1, min(workers, len(session.todo))), executor)
+    summary = session.save()
+    if summary.interrupted or summary.pending:
+        console.print(f"[yellow]{summary.pending} episode(s) missing[/]; run the same command again (same --out "
+                      f"{out_dir}) to resume: finished episodes are kept and skipped")
+    return summary
+
+
+def _drive(session: _Session, config: RunConfig, workers: int, executor: str) -> None:
+    """Run the session's jobs with a progress bar and ETA; Ctrl-C finishes the episodes in flight, twice abandons."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    pool, running = pools.start(executor, workers, config, session.out_dir), {}
+    with Progress(*columns, console=session.console) as progress:
+        bar = progress.add_task(f"{config.model.spec}: {len(session.todo)} episodes", total=len(session.todo))
+
+        def finish(future: Future) -> None:
+            progress.console.print(session.record(running.pop(future), future))
+            progress.advance(bar)
+
+        try:
+            _loop(pool, running, iter(session.todo), workers, finish)
+        except KeyboardInterrupt:
+            session.interrupted = True
+            _wind_down(pool, running, finish, session.console)
+        except BrokenExecutor as exc:
+            session.interrupted = True
+            session.console.print(f"[red]the worker pool broke[/] ({exc}): a worker died (out of memory? killed?)")
+        finally:
+            pool.shutdown(wait=not session.interrupted, cancel_futures=True)
+
+
+def _loop(pool, running: dict, todo, workers: int, finish) -> None:
+    """Keep `workers` jobs in flight until none is left, recording each as it finishes."""
+    _fill(pool, running, todo, workers)
+    while running:
+        for future in wait(running, return_when=FIRST_COMPLETED)[0]:
+            finish(future)
+        _fill(pool, running, todo, workers)
+
+
+def _fill(pool, running: dict, todo, workers: int) -> None:
+    """Submit jobs until `workers` are in flight or none is left (lazily, so Ctrl-C leaves nothing queued)."""
+    while len(running) < workers and (job := next(todo, None)) is not None:
+        running[pool.submit(pools.run_job, job)] = job
+
+
+def _wind_down(pool, running: dict, finish, console: Console) -> None:
+    """After Ctrl-C: wait for the episodes in flight and record them; a second Ctrl-C abandons them."""
+    console.print(f"[yellow]interrupted:[/] finishing {len(running)} episode(s) in flight "
+                  f"(Ctrl-C again to abandon them)")
+    try:
+        for future in as_completed(list(running)):
+            finish(future)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]abandoned {len(running)} episode(s)[/]; they run again on resume")
+        pools.abandon(pool)

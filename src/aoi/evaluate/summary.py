@@ -1,0 +1,102 @@
+"""The run summary: metrics over every row of results.jsonl, the sessions that produced them, the printed table."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rich.table import Table
+
+from aoi.evaluate.failures import issue_totals
+from aoi.evaluate.metrics import summarize
+
+
+@dataclass
+class Summary:
+    """What a run achieved so far; `summary.json` is `to_dict()`.
+
+    `sessions` lists each invocation of the run (a resumed run has several): started_at, wall_seconds, episodes
+    finished, episodes that could not run, and whether it was interrupted. `pending` counts the selected episodes
+    still missing.
+    """
+
+    run: dict
+    overall: dict
+    by_task_type: dict
+    by_family: dict
+    issues: dict
+    sessions: list[dict] = field(default_factory=list)
+    pending: int = 0
+
+    @property
+    def interrupted(self) -> bool:
+        """Return whether the last session stopped before its work was done."""
+        return bool(self.sessions and self.sessions[-1].get("interrupted"))
+
+    @property
+    def wall_seconds(self) -> float:
+        """Return the wall time of every session together."""
+        return sum(s.get("wall_seconds", 0.0) for s in self.sessions)
+
+    @property
+    def episodes_per_hour(self) -> float:
+        """Return the throughput of every session together (episodes finished per wall-clock hour)."""
+        episodes = sum(s.get("episodes", 0) for s in self.sessions)
+        return episodes * 3600.0 / self.wall_seconds if self.wall_seconds else 0.0
+
+    def to_dict(self) -> dict:
+        """Return the summary as JSON-ready data, throughput included."""
+        return asdict(self) | {"wall_seconds": round(self.wall_seconds, 3),
+                               "episodes_per_hour": round(self.episodes_per_hour, 2)}
+
+
+def build_summary(rows: list[dict], run: dict, sessions: list[dict], pending: int = 0) -> Summary:
+    """Compute the summary of a run's rows.
+
+    Example:
+        >>> rows = [{"problem_id": "p", "task_type": "detection", "family": "f", "attempt": 0, "success": True}]
+        >>> build_summary(rows, {"model": "expert"}, []).overall["best_at_k"]
+        1.0
+    """
+    figures = summarize(rows)
+    return Summary(run, figures["overall"], figures["by_task_type"], figures["by_family"], issue_totals(rows),
+                   sessions, pending)
+
+
+def write_summary(summary: Summary, path: str | Path) -> None:
+    """Write summary.json atomically (a reader never sees half a file)."""
+    path = Path(path)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_sessions(path: str | Path) -> list[dict]:
+    """Return the sessions recorded in an existing summary.json (none when it is missing or unreadable)."""
+    try:
+        return list(json.loads(Path(path).read_text(encoding="utf-8")).get("sessions") or [])
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def summary_table(summary: Summary, title: str = "aoi eval") -> Table:
+    """Return the per-task-type table (rows: task types and overall; success figures in percent)."""
+    table = Table(title=title)
+    columns = ("task type", "problems", "episodes", "avg@k%", "best@k%", "std%", "strict avg%", "strict best%",
+               "TTx s", "steps", "env tokens in/out", "model tokens in/out", "wall s")
+    for name in columns:
+        table.add_column(name, justify="left" if name == "task type" else "right")
+    groups = [*summary.by_task_type.items(), ("overall", summary.overall)]
+    for name, s in groups:
+        table.add_row(name, str(s["problems"]), str(s["episodes"]), _pct(s["avg_at_k"]), _pct(s["best_at_k"]),
+                      _pct(s["std"]), _pct(s["strict_avg_at_k"]), _pct(s["strict_best_at_k"]), f"{s['ttx']:.0f}",
+                      f"{s['steps']:.1f}", f"{s['in_tokens']:.0f}/{s['out_tokens']:.0f}",
+                      f"{s['model_in_tokens']:.0f}/{s['model_out_tokens']:.0f}", f"{s['seconds']:.1f}",
+                      style="bold" if name == "overall" else None)
+    return table
