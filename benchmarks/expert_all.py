@@ -83,14 +83,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="episodes run in parallel processes")
     parser.add_argument("--only", help="run only ids containing this text")
     parser.add_argument("--failures", action="store_true", help="list every failed episode")
+    parser.add_argument("--progress", action="store_true", help="print each episode as it ends")
     args = parser.parse_args()
     todo = cases(args.targets, args.only)
     started = time.perf_counter()
-    if args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            rows = list(pool.map(run_case, todo))
-    else:
-        rows = [run_case(c) for c in todo]
+    rows = []
+    with ProcessPoolExecutor(max(args.workers, 1)) as pool:
+        for row in pool.map(run_case, todo):
+            rows.append(row)
+            if args.progress:
+                print(f"{'ok  ' if row['success'] else 'FAIL'} {row['seconds']:6.1f}s {row['id']} {row['target']}",
+                      flush=True)
     wall = time.perf_counter() - started
     defaults = [r for r in rows if r["target"] is None]
     summary(defaults, wall * len(defaults) / len(rows), "default targets (AIOpsLab's ids)")

@@ -19,6 +19,7 @@ app.add_typer(twin_app, name="twin")
 def _mount_subcommands() -> None:
     """Attach the sub-apps that live with their packages."""
     from aoi.agents.cli import run
+    from aoi.aiopslab.cli import aiopslab_app, rbac_command
     from aoi.env.cli import serve_env
     from aoi.evaluate.cli import eval_command, report_command
     from aoi.problems.cli import problems_app
@@ -26,6 +27,8 @@ def _mount_subcommands() -> None:
     app.command("run")(run)
     app.command("eval")(eval_command)
     app.command("report")(report_command)
+    app.command("rbac")(rbac_command)
+    app.add_typer(aiopslab_app, name="aiopslab", help="Run the AOI agents inside real AIOpsLab (needs AIOpsLab and a cluster).")
     app.add_typer(problems_app, name="problems", help="The AIOpsLab problem catalogue.")
     app.command("serve-env", help="Serve the environment over HTTP on 127.0.0.1 (bearer token).")(serve_env)
 

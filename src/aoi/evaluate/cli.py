@@ -35,15 +35,22 @@ def eval_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Environment actions per episode."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
     executor: str = typer.Option("process", "--executor", help="process (default) or thread workers."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="twin (default) or cluster: your own cluster "
+                                          "(apps deployed, `aoi rbac` applied), faulted by AOI's injectors."),
+    kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster backend."),
 ) -> None:
-    """Run K attempts of each problem on the twin with a worker pool; print and write the summary."""
+    """Run K attempts of each problem (on the twin, or a cluster) with a worker pool; print and write the summary."""
     from aoi.evaluate.runner import run_eval
     from aoi.evaluate.summary import summary_table
 
     console = _console()
     with _errors(console):
-        config, pairs = _setup(console, config_file, {"model": model, "env.seed": seed, "env.max_steps": max_steps},
-                               (problems, task_type, app, targets), workers)
+        overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.backend": backend,
+                     "env.kubeconfig": str(kubeconfig) if kubeconfig else None}
+        config, pairs = _setup(console, config_file, overrides, (problems, task_type, app, targets), workers)
+        if config.env.backend == "cluster" and workers > 1:
+            console.print("[yellow]note:[/] a cluster is shared by its episodes: running one at a time")
+            workers = 1
         console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s) -> {out}")
         started = time.monotonic()
         summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console)

@@ -52,12 +52,13 @@ class Worker:
     def run(self, job) -> dict:
         """Run one episode, save its trajectory, and return its results row."""
         from aoi.agents.runtime import run_episode
-        from aoi.env import make
+        from aoi.env import backend_options, make
         from aoi.evaluate.results import result_row
 
         config = self.config.model_copy(deep=True)
         config.env.seed, config.env.target = job.seed, job.env_target
-        env = make(job.problem_id, seed=job.seed, target=job.env_target, max_steps=config.env.max_steps)
+        options = {k: v for k, v in backend_options(config.env).items() if v is not None}
+        env = make(job.problem_id, seed=job.seed, target=job.env_target, max_steps=config.env.max_steps, **options)
         try:
             traj = run_episode(env, config, self.models(), attempt=job.attempt, audit=self.audit)
         finally:

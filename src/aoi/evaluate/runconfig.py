@@ -22,9 +22,9 @@ def prepare_config(config: RunConfig, out_dir: str | Path, seed: int) -> RunConf
     if config.approval.mode == "ask":
         raise ValueError("approval.mode 'ask' prompts on the terminal, which an unattended eval cannot answer; "
                          "set approval.mode to auto or deny (--config FILE or AOI_APPROVAL)")
-    if config.env.backend != "twin":
-        raise ValueError(f"aoi eval runs on the twin, not env.backend {config.env.backend!r}; set env.backend to "
-                         f"twin (AIOpsLab runs go through `aoi aiopslab eval`)")
+    if config.env.backend not in ("twin", "cluster"):
+        raise ValueError(f"aoi eval runs on the twin or a cluster, not env.backend {config.env.backend!r} "
+                         f"(AIOpsLab runs go through `aoi aiopslab eval`)")
     out_dir = Path(out_dir)
     config = config.model_copy(deep=True)
     config.store.path, config.store.audit_log = out_dir / "trajectories.db", out_dir / "audit.jsonl"
