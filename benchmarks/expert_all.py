@@ -17,8 +17,8 @@ from aoi.problems.registry import problem_ids
 ROLES = ("observer", "probe", "executor", "compressor")
 
 
-def cases(with_targets: bool, only: str | None) -> list[tuple[str, str | None]]:
-    """Return (problem id, target) pairs: the defaults, plus every other valid target when asked."""
+def cases(with_targets: bool, only: str | None, skip: list[str] = ()) -> list[tuple[str, str | None]]:
+    """Return (problem id, target) pairs: the defaults, plus every other valid target when asked (minus `skip`)."""
     out = []
     for pid in problem_ids():
         problem = make_problem(pid)
@@ -26,7 +26,8 @@ def cases(with_targets: bool, only: str | None) -> list[tuple[str, str | None]]:
             continue
         out.append((pid, None))
         if with_targets:
-            out += [(pid, t) for t in problem.valid_targets if t != problem.target]
+            out += [(pid, t) for t in problem.valid_targets
+                    if t != problem.target and not any(text in f"{pid}@{t}" for text in skip)]
     return out
 
 
@@ -84,8 +85,10 @@ def main() -> None:
     parser.add_argument("--only", help="run only ids containing this text")
     parser.add_argument("--failures", action="store_true", help="list every failed episode")
     parser.add_argument("--progress", action="store_true", help="print each episode as it ends")
+    parser.add_argument("--skip", action="append", default=[], metavar="TEXT",
+                        help="leave out target variants whose ID@TARGET contains TEXT (e.g. ones whose reset fails)")
     args = parser.parse_args()
-    todo = cases(args.targets, args.only)
+    todo = cases(args.targets, args.only, args.skip)
     started = time.perf_counter()
     rows = []
     with ProcessPoolExecutor(max(args.workers, 1)) as pool:

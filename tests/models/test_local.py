@@ -7,43 +7,9 @@ import pytest
 from aoi.models import ModelError, load_model
 from aoi.models.local import LocalModel, smollm2_path
 from aoi.models.retry import RetryingModel
+from aoi.models.testing import save_tiny_model
 
 ASK = [{"role": "system", "content": "check the service port"}, {"role": "user", "content": "the pod geo is crashing"}]
-CORPUS = ["the pod geo is crashing", "check the service port", "kubectl get pods -n test", "submit the answer",
-          "user assistant system"]
-TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }}<|im_end|>{% endfor %}"
-            "{% if add_generation_prompt %}<|im_start|>assistant{% endif %}")
-
-
-def tiny_tokenizer(chat_template: str | None = TEMPLATE):
-    """Train a word-level tokenizer in-process on a few sentences: no files are fetched."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    raw = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    raw.pre_tokenizer, raw.decoder = pre_tokenizers.Whitespace(), decoders.WordPiece()
-    raw.train_from_iterator(CORPUS, trainers.WordLevelTrainer(special_tokens=["<unk>", "<pad>", "<|im_start|>",
-                                                                              "<|im_end|>"]))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>",
-                                        bos_token="<|im_start|>", eos_token="<|im_end|>")
-    tokenizer.chat_template = chat_template
-    return tokenizer
-
-
-def save_tiny_model(folder, chat_template: str | None = TEMPLATE):
-    """Save a random 2-layer Llama (hidden 32) with the tiny tokenizer; return the folder."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tokenizer = tiny_tokenizer(chat_template)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ TEMPLATES = {
                 "its log, and what restores access for its clients.",
     "verify": "Verify namespace {ns} after the fix: are all pods Ready and the deployments available, and is the "
               "fault gone?",
+    "continue": "Continue the checks {targets} in namespace {ns} and report what is unhealthy.",
 }
 KEYWORDS = (("verify", ("verify", "after the fix", "confirm the fix", "is the fault gone")),
             ("logs", ("logs of", " log ", "logs")),
@@ -96,6 +97,9 @@ def _targets(focus: str, text: str) -> list[str]:
     if focus == "database":
         match = re.search(r"database ([a-z0-9][a-z0-9.-]*)", text)
         return [match.group(1)] if match else []
+    if focus == "continue":
+        match = re.search(r"checks (.+?) in namespace", text)
+        return re.split(r",\s*", match.group(1)) if match else []
     return []
 
 

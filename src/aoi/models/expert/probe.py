@@ -22,7 +22,9 @@ PLANS = {
     "logs": [],
     "database": ["db_describe", "db_config", "db_logs"],
     "verify": ["verify_pods", "verify_deployments"],
+    "continue": [],
 }
+NEEDS_TARGETS = ("logs", "database", "continue")  # without a parsable target these start from the pods
 VERIFY_BY_KIND = {"port_mismatch": ["verify_services", "verify_pod_ports"], "stale_claim": ["verify_claims"],
                   "db_tls": ["verify_config"], "flag_enabled": ["verify_config"]}
 REPEATED = "You already ran"
@@ -52,6 +54,9 @@ class Run:
         """Return the checks of the focus, then the follow-ups the evidence so far asks for."""
         focus = self.instruction.focus
         base = list(PLANS[focus]) + [f"logs:{p}" for p in self.targets if focus == "logs"]
+        base += [c for c in self.targets if focus == "continue" and (c in checks.CALLS or ":" in c)]
+        if focus in NEEDS_TARGETS and not self.targets:
+            base = ["pods", "events"]
         if not self.instruction.namespace:
             base.insert(0, "namespaces")
         if focus == "verify":
@@ -71,6 +76,11 @@ class Run:
         if self.instruction.focus == "verify" and known.get("kind") in ("db_tls", "flag_enabled"):
             return [known.get("facts", {}).get("configmap", "")]
         return self.targets
+
+    def unrun(self) -> list[str]:
+        """Return the focus' checks that still apply but did not fit in the budget."""
+        focus = [c for c in self.plan() if not c.startswith(("logs:", "previous:")) or self.instruction.focus == "logs"]
+        return [c for c in focus if not self.seen.ran(c) and checks.call(c, self.seen, self._targets_for())]
 
     def next_call(self) -> tuple[str, str, dict] | None:
         """Return (check, tool, args) of the next check to run, None when the plan is done."""
@@ -94,7 +104,7 @@ def respond(messages: list[dict]) -> str:
     nxt = None if run.out_of_calls or len(run.steps) >= run.budget else run.next_call()
     if nxt is None:
         ev = run.evidence()
-        args = report.build(ev, run.seen, run.instruction, run.namespace)
+        args = report.build(ev, run.seen, run.instruction, run.namespace, run.unrun() if run.next_call() else [])
         return json.dumps({"thought": "[finish] report what the checks showed", "tool": "finish", "args": args})
     check, tool, args = nxt
     return json.dumps({"thought": f"[{check}] {report.WHY.get(check.split(':')[0], 'check')}", "tool": tool,

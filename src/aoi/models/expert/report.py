@@ -27,8 +27,8 @@ BAD = ("crash_loop", "image_pull", "pending", "not_ready", "port_mismatch", "rep
        "tls_required", "flag_enabled", "unavailable")
 
 
-def build(ev: list[Evidence], seen: Seen, instruction: Instruction, ns: str) -> dict:
-    """Return the finish arguments of a probe run."""
+def build(ev: list[Evidence], seen: Seen, instruction: Instruction, ns: str, unrun: list[str] = ()) -> dict:
+    """Return the finish arguments of a probe run; `unrun` checks that did not fit the budget become a lead."""
     diagnoses = rules.diagnose(ev, ns)
     best = diagnoses[0] if diagnoses and diagnoses[0].confidence >= FAULT_THRESHOLD else None
     anomalies = list(dict.fromkeys(e.detail for e in ev if e.detail and not e.detail.startswith("known") and
@@ -41,6 +41,8 @@ def build(ev: list[Evidence], seen: Seen, instruction: Instruction, ns: str) -> 
         out["healthy"] = not remaining
         return out
     out["leads"] = leads(ev, seen, instruction, ns, best)
+    if unrun:
+        out["leads"].append(instructions.render("continue", ns, list(unrun)))
     return out
 
 
