@@ -1,5 +1,6 @@
 """Run the expert model (every role) over every twin problem id, optionally over every valid target of each, and
-print per task type: success (AIOpsLab's verdict), strict success, mean steps, and episodes per hour.
+print per task type: success (AIOpsLab's verdict), strict success, mean environment steps, seconds per episode,
+the Observer's mean context tokens per iteration, and episodes per hour.
 
 Run: python benchmarks/expert_all.py [--targets] [--workers N] [--only SUBSTRING] [--failures]
 """
@@ -31,27 +32,30 @@ def cases(with_targets: bool, only: str | None, skip: list[str] = ()) -> list[tu
     return out
 
 
-def run_case(case: tuple[str, str | None]) -> dict:
+def run_case(case: tuple[str, str | None, int]) -> dict:
     """Run one episode with the expert playing every role; return its verdict."""
     from aoi.agents.runtime import run_episode
     from aoi.config import load_config
     from aoi.env import make
     from aoi.models.expert import ExpertModel
 
-    pid, target = case
-    env = make(pid, target=target)
+    pid, target, seed = case
+    env = make(pid, target=target, seed=seed)
     started = time.perf_counter()
     try:
         model = ExpertModel()
-        traj = run_episode(env, load_config(overrides={"model": "expert"}), {r: model for r in ROLES})
+        config = load_config(overrides={"model": "expert", "env": {"seed": seed}})
+        traj = run_episode(env, config, {r: model for r in ROLES})
         results, error = traj.results, traj.error
-    except Exception as exc:  # one broken episode must not stop the sweep; it counts as a failure
+    except Exception as exc:  # noqa: BLE001 - one broken episode (e.g. a reset that times out) is counted, not fatal
         results, error, traj = {}, f"{type(exc).__name__}: {exc}", None
     finally:
         env.close()
     success = results.get("Detection Accuracy") == "Correct" if "Detection Accuracy" in results \
         else bool(results.get("success"))
+    contexts = [s.input_tokens for s in (traj.steps if traj else []) if s.role == "observer" and s.input_tokens]
     return {"id": pid, "target": target, "task": env.problem.task_type, "success": success,
+            "observer_tokens": sum(contexts) / len(contexts) if contexts else 0.0,
             "strict": bool(results.get("strict_success")), "steps": results.get("steps", 0), "error": error,
             "answer": traj.submission if traj else None, "seconds": time.perf_counter() - started}
 
@@ -63,7 +67,8 @@ def summary(rows: list[dict], wall: float, label: str) -> None:
         by_task[row["task"]].append(row)
     print(f"\n{label}: {len(rows)} episodes in {wall:.0f} s wall "
           f"({3600 * len(rows) / max(wall, 1e-9):.0f} episodes/hour)")
-    print(f"{'task type':<14}{'episodes':>9}{'success':>10}{'strict':>10}{'steps':>8}{'s/episode':>11}")
+    print(f"{'task type':<14}{'episodes':>9}{'success':>10}{'strict':>10}{'steps':>8}{'s/episode':>11}"
+          f"{'observer ctx':>14}")
     for task in ("detection", "localization", "analysis", "mitigation"):
         group = by_task.get(task, [])
         if group:
@@ -75,7 +80,7 @@ def _line(name: str, group: list[dict]) -> None:
     n = len(group)
     print(f"{name:<14}{n:>9}{100 * sum(r['success'] for r in group) / n:>9.1f}%"
           f"{100 * sum(r['strict'] for r in group) / n:>9.1f}%{sum(r['steps'] for r in group) / n:>8.1f}"
-          f"{sum(r['seconds'] for r in group) / n:>11.2f}")
+          f"{sum(r['seconds'] for r in group) / n:>11.2f}{sum(r['observer_tokens'] for r in group) / n:>14.0f}")
 
 
 def main() -> None:
@@ -85,10 +90,11 @@ def main() -> None:
     parser.add_argument("--only", help="run only ids containing this text")
     parser.add_argument("--failures", action="store_true", help="list every failed episode")
     parser.add_argument("--progress", action="store_true", help="print each episode as it ends")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the twin (same seed, same observations)")
     parser.add_argument("--skip", action="append", default=[], metavar="TEXT",
                         help="leave out target variants whose ID@TARGET contains TEXT (e.g. ones whose reset fails)")
     args = parser.parse_args()
-    todo = cases(args.targets, args.only, args.skip)
+    todo = [(pid, target, args.seed) for pid, target in cases(args.targets, args.only, args.skip)]
     started = time.perf_counter()
     rows = []
     with ProcessPoolExecutor(max(args.workers, 1)) as pool:

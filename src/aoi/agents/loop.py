@@ -101,13 +101,14 @@ class RoleLoop:
         self.role, self.model, self.tools, self.recorder = role, model, tools, recorder
         self.budget, self.fit, self.steps_left = budget, fit, steps_left
         self.repeat_limit, self.output_cap = repeat_limit, output_cap
-        self.seen: dict[str, int] = {}  # calls made in this task and how often, for the repeat guard
+        self.seen: dict[str, int] = {}  # calls made in the current instruction and how often (the repeat guard)
 
     def run(self, instruction: str, context: str) -> RoleRun:
         """Loop until the role finishes, runs out of calls, or the environment runs out of steps."""
         messages = [{"role": "system", "content": render(self.role, "system", budget=self.budget)},
                     {"role": "user", "content": render(self.role, "user", instruction=instruction, context=context)}]
         stats, observations = Stats(), []
+        self.seen = {}  # a new instruction may rightly re-run a command: the state has changed since
         for calls in range(1, self.budget + 2):
             try:
                 completion = self.model.complete(messages, role=self.role)

@@ -147,9 +147,13 @@ class Kube:
 
     # --- waits ---
     def wait_rollout(self, namespace: str, name: str, timeout: float = 180.0) -> None:
-        """Block until a Deployment's rollout has finished (what `kubectl rollout status` waits for)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """Block until a Deployment's rollout has finished (what `kubectl rollout status` waits for).
+
+        The timeout counts on the cluster's clock (a twin's simulated one) and on the wall clock, whichever ends
+        first, so a rollout that can never finish fails fast on a manual-time twin too.
+        """
+        deadline, cluster_deadline = time.monotonic() + timeout, self.now() + timeout
+        while time.monotonic() < deadline and self.now() < cluster_deadline:
             listing = self.call(self.apps.list_namespaced_deployment, namespace, field_selector=f"metadata.name={name}")
             if any(_rolled_out(d) for d in listing["items"]):
                 return

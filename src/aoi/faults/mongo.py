@@ -118,10 +118,24 @@ class MongoTls(Injector):
                       if self.conf_key in (m.get("data") or {}) and m["metadata"]["name"] in deployments)
 
     def inject(self, kube, namespace, target, certificate_key_file: str = "/etc/tls/tls.pem",
-               ca_file: str = "/etc/tls/ca.crt", **options):
-        """Set requireTLS with the certificate files, then restart the clients and the store."""
+               ca_file: str = "/etc/tls/ca.crt", secret: str = "mongodb-tls", **options):
+        """Set requireTLS with the certificate files (mounting the Secret when the store lacks it), then restart."""
         tls = {"mode": "requireTLS", "certificateKeyFile": certificate_key_file, "CAFile": ca_file}
+        self._mount_certificates(kube, namespace, target, secret, certificate_key_file.rsplit("/", 1)[0])
         self._configure(kube, namespace, target, tls)
+
+    def _mount_certificates(self, kube: Kube, namespace: str, target: str, secret: str, folder: str) -> None:
+        """Mount the TLS Secret into the store's container, as the chart does when TLS is on (idempotent)."""
+        dep = kube.deployment(namespace, target)
+        spec = dep["spec"]["template"]["spec"]
+        container = spec["containers"][0]
+        if any(m.get("mountPath") == folder for m in container.get("volumeMounts") or []):
+            return
+        body = {"spec": {"template": {"spec": {
+            "volumes": [{"name": "tls-cert", "secret": {"secretName": secret}}],
+            "containers": [{"name": container["name"],
+                            "volumeMounts": [{"name": "tls-cert", "mountPath": folder, "readOnly": True}]}]}}}}
+        kube.patch(kube.apps.patch_namespaced_deployment, target, namespace, body=body)
 
     def recover(self, kube, namespace, target, **options):
         """Set TLS mode back to disabled, then restart the clients and the store."""

@@ -5,11 +5,22 @@ output. Outputs stay small on purpose (custom columns, tails), so they pass the 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from aoi.models.expert.analyzers import Evidence, chaos, config, deployments, events, logs, metrics, pods, services
-from aoi.models.expert.analyzers import storage, traces
+from aoi.models.expert.analyzers import (
+    Evidence,
+    chaos,
+    config,
+    deployments,
+    events,
+    logs,
+    metrics,
+    pods,
+    services,
+    storage,
+    traces,
+)
 from aoi.models.expert.analyzers.table import rows
 
 DEPLOY_COLUMNS = ("NAME:.metadata.name,REPLICAS:.spec.replicas,READY:.status.readyReplicas,"
@@ -46,10 +57,12 @@ class Seen:
         return None
 
     def ran(self, check: str) -> bool:
+        """Return whether the run made this check."""
         return any(step.check == check for step in self.steps)
 
 
 def kubectl(command: str) -> tuple[str, dict]:
+    """Return an exec_shell tool call."""
     return "exec_shell", {"command": command}
 
 
@@ -76,6 +89,8 @@ CALLS: dict[str, Call] = {
                                         by="service_name"),
     "metrics": lambda s, t: ("get_metrics", {"namespace": s.ns, "duration": 5}),
     "cpu": lambda s, t: _read(_kpi(s.output("metrics"), "container_cpu_usage_seconds_total"), "summary"),
+    "drops": lambda s, t: _read(_kpi(s.output("metrics"), "container_network_receive_packets_dropped_total"),
+                                "summary"),
     "db_describe": lambda s, t: kubectl(f"kubectl describe deployment {t[0]} -n {s.ns}") if t else None,
     "db_config": lambda s, t: _db_maps(s, t),
     "db_logs": lambda s, t: kubectl(f"kubectl logs deployment/{t[0]} -n {s.ns} --tail 20") if t else None,
@@ -170,31 +185,47 @@ def evidence(seen: Seen, targets: list[str]) -> list[Evidence]:
 
 def _analyze(step: Step, seen: Seen, targets: list[str]) -> list[Evidence]:
     """Return the evidence in one step's output."""
-    text, check = step.observation, step.check
-    if check.startswith(("logs:", "previous:")):
-        return logs.analyze(check.split(":", 1)[1], text)
-    simple = {"pods": pods.analyze, "events": events.analyze, "chaos": chaos.analyze, "flags": config.analyze,
-              "db_config": config.analyze, "claims": storage.pending_claims, "endpoints": services.without_endpoints,
-              "cpu": metrics.cpu, "verify_pods": pods.analyze, "verify_claims": storage.pending_claims,
-              "verify_config": config.analyze}
-    if check in simple:
-        return simple[check](text)
-    if check in ("deployments", "verify_deployments"):
-        return deployments.analyze(text) + [_names(text)]
-    if check == "volumes":
-        return storage.released_volumes(text, seen.ns)
-    if check == "mounts":
-        return [Evidence("mounts", r["NAME"], "", {"mounts": {cm: "" for cm in r.get("CONFIGMAPS", "").split(",")
-                                                              if cm and cm != "<none>"}}) for r in rows(text)]
-    if check == "trace_summary":
-        seen_services = [Evidence("traces_seen", s["service"], "", {}) for s in traces.services(text)]
-        return traces.analyze(text) + seen_services
-    if check == "db_describe" and targets:
-        return [Evidence("mounts", targets[0], "", {"mounts": config.mounts(text)})]
-    if check == "db_logs" and targets:
-        return [Evidence(e.kind, targets[0], e.detail, e.facts) for e in logs.analyze(targets[0], text)
-                if e.kind == "tls_in_use"]
-    return []
+    kind, _, pod = step.check.partition(":")
+    if pod:
+        return logs.analyze(pod, step.observation)
+    reader = ANALYZERS.get(kind)
+    return reader(step.observation, seen, targets) if reader else []
+
+
+def _mounts_table(text: str, seen: Seen, targets: list[str]) -> list[Evidence]:
+    """Return which ConfigMaps each deployment mounts (the config check's custom columns)."""
+    return [Evidence("mounts", r["NAME"], "", {"mounts": {cm: "" for cm in r.get("CONFIGMAPS", "").split(",")
+                                                          if cm and cm != "<none>"}}) for r in rows(text)]
+
+
+def _trace_summary(text: str, seen: Seen, targets: list[str]) -> list[Evidence]:
+    """Return the trace evidence plus the traced service names (they name the app's components)."""
+    return traces.analyze(text) + [Evidence("traces_seen", s["service"], "", {}) for s in traces.services(text)]
+
+
+def _db_logs(text: str, seen: Seen, targets: list[str]) -> list[Evidence]:
+    """Return whether the database's own log says it requires TLS."""
+    return [Evidence(e.kind, targets[0], e.detail, e.facts) for e in logs.analyze(targets[0], text)
+            if e.kind == "tls_in_use"] if targets else []
+
+
+def _plain(analyze: Callable[[str], list[Evidence]]):
+    return lambda text, seen, targets: analyze(text)
+
+
+ANALYZERS: dict[str, Callable[[str, Seen, list[str]], list[Evidence]]] = {
+    **{check: _plain(fn) for check, fn in (
+        ("pods", pods.analyze), ("verify_pods", pods.analyze), ("events", events.analyze), ("chaos", chaos.analyze),
+        ("flags", config.analyze), ("db_config", config.analyze), ("verify_config", config.analyze),
+        ("claims", storage.pending_claims), ("verify_claims", storage.pending_claims),
+        ("endpoints", services.without_endpoints), ("cpu", metrics.cpu), ("drops", metrics.drops))},
+    "deployments": lambda text, seen, targets: deployments.analyze(text) + [_names(text)],
+    "verify_deployments": lambda text, seen, targets: deployments.analyze(text) + [_names(text)],
+    "volumes": lambda text, seen, targets: storage.released_volumes(text, seen.ns),
+    "mounts": _mounts_table, "trace_summary": _trace_summary, "db_logs": _db_logs,
+    "db_describe": lambda text, seen, targets: [Evidence("mounts", targets[0], "", {"mounts": config.mounts(text)})]
+    if targets else [],
+}
 
 
 def _names(table: str) -> Evidence:

@@ -7,20 +7,22 @@ import re
 
 from aoi.models.expert.analyzers import pods
 
-COMMAND = re.compile(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(kubectl\s.+?)\s*$", re.MULTILINE)
+COMMAND = re.compile(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(kubectl\s.+?)\s*$|`(kubectl\s[^`]+)`", re.MULTILINE)
 FAILED = ("Refused", "Not approved", "[ERROR]", "Error", "error:")
 VERIFY = ("kubectl get pods -n {ns}", "kubectl get pods -n {ns} -o wide", "kubectl get pods -n {ns} --show-labels",
           "kubectl get pods -n {ns} -o wide --show-labels")
 
 
 def commands(text: str) -> list[str]:
-    """Return the kubectl commands written one per line in an instruction, in order, without repeats.
+    """Return the kubectl commands of an instruction (one per line, or in backticks), in order, without repeats.
 
     Example:
         >>> commands("Apply the fix:\\n1. kubectl scale deployment api -n shop --replicas=1\\n2. kubectl get pods")
         ['kubectl scale deployment api -n shop --replicas=1', 'kubectl get pods']
+        >>> commands("Please run `kubectl rollout restart deployment api -n shop` now.")
+        ['kubectl rollout restart deployment api -n shop']
     """
-    return list(dict.fromkeys(m.group(1) for m in COMMAND.finditer(text)))
+    return list(dict.fromkeys(m.group(1) or m.group(2) for m in COMMAND.finditer(text)))
 
 
 def respond(messages: list[dict]) -> str:

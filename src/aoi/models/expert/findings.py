@@ -34,6 +34,7 @@ class Report:
 
     @property
     def diagnosis(self) -> dict | None:
+        """Return the report's diagnosis: the structured one, else one guessed from its words."""
         value = self.fields.get("diagnosis")
         return value if isinstance(value, dict) and value.get("component") else _prose(self)
 

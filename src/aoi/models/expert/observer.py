@@ -103,13 +103,13 @@ def _decision(nxt: str, p: Prompt, best: dict | None, instruction: str = "", pha
     """Write the decision JSON."""
     hypotheses = [{"claim": f"{best.get('kind', 'fault')} in {best['component']}", "confidence": best["confidence"],
                    "evidence": "; ".join(map(str, best.get("evidence") or []))[:300]}] if best else []
-    out = {"phase": phase or ("survey" if not p.reports else "narrow"), "plan": _plan(p, nxt),
-           "hypotheses": hypotheses, "next": nxt, "instruction": instruction,
-           "context": instructions.context(p.namespace, best), "answer": answer(p.task, best)}
-    return out
+    return {"phase": phase or ("survey" if not p.reports else "narrow"), "plan": _plan(p),
+            "hypotheses": hypotheses, "next": nxt, "instruction": instruction,
+            "context": instructions.context(p.namespace, best), "answer": answer(p.task, best)}
 
 
-def _plan(p: Prompt, nxt: str) -> list[str]:
+def _plan(p: Prompt) -> list[str]:
+    """Return the plan the Observer follows for the task type."""
     if p.task == "mitigation":
         return ["find the root cause and its fix", "apply the fix", "verify the pods", "submit"]
     return ["survey the namespace", "follow the leads", "check services, config, telemetry", "submit"]

@@ -18,7 +18,7 @@ PLANS = {
     "survey": ["pods", "events", "deployments", "chaos"],
     "services": ["services", "pod_ports", "endpoints"],
     "config": ["configmaps", "flags", "mounts", "claims", "volumes"],
-    "telemetry": ["traces", "trace_summary", "metrics", "cpu"],
+    "telemetry": ["traces", "trace_summary", "metrics", "cpu", "drops"],
     "logs": [],
     "database": ["db_describe", "db_config", "db_logs"],
     "verify": ["verify_pods", "verify_deployments"],
@@ -48,6 +48,7 @@ class Run:
 
     @property
     def targets(self) -> list[str]:
+        """Return the pods, database or checks the instruction names."""
         return self.instruction.targets
 
     def plan(self) -> list[str]:

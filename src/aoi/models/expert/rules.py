@@ -104,13 +104,13 @@ def _claims(ev: list[Evidence]) -> list[Diagnosis]:
 def _database(ev: list[Evidence]) -> list[Diagnosis]:
     """A database that rejects its clients' user (role revoked or user gone), with the script that restores it."""
     out = []
-    for kind in WANTED_OP:
+    for kind, op in WANTED_OP.items():
         hits = by_kind(ev, kind)
         for host in dict.fromkeys(e.component for e in hits):
             support = [e for e in hits if e.component == host]
             facts = _merge(support, "clients", "client")
             script = next((e.facts["script"] for e in support if e.facts.get("script")), None) or \
-                _script(ev, WANTED_OP[kind], host)
+                _script(ev, op, host)
             facts.update({"script": script} if script else {})
             out.append(_make(kind, host, support, facts))
     return out

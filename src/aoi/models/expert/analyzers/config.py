@@ -123,7 +123,7 @@ def mounts(describe: str) -> dict[str, str]:
         >>> mounts(t)
         {'db-ops': '/scripts'}
     """
-    paths = dict((vol, path) for path, vol in re.findall(r"^\s+(/\S*) from (\S+) \(", describe, re.MULTILINE))
+    paths = {vol: path for path, vol in re.findall(r"^\s+(/\S*) from (\S+) \(", describe, re.MULTILINE)}
     found = {}
     for vol, body in re.findall(r"^\s{2,}(\S+):\n((?:\s{4,}.*\n?)+)", describe, re.MULTILINE):
         match = re.search(r"Type:\s+ConfigMap.*\n\s+Name:\s+(\S+)", body)

@@ -22,8 +22,8 @@ def analyze(table: str) -> list[Evidence]:
 
     Example:
         >>> t = ("NAME   REPLICAS   READY    CONTAINERS   NODESELECTOR   IMAGE          COMMAND\\n"
-        ...      "cart   1          1        cart         <none>         shop/app:1.0   [cart]\\n"
-        ...      "pay    1          1        pay          <none>         shop/app:1.0   [cart]\\n"
+        ...      "bill   1          1        bill         <none>         shop/app:1.0   [bill]\\n"
+        ...      "pay    1          1        pay          <none>         shop/app:1.0   [bill]\\n"
         ...      "ship   0          <none>   ship         <none>         shop/app:1.0   [ship]\\n"
         ...      "web    1          1        web          <none>         shop/web:2.0   [web]\\n"
         ...      "mail   1          1        mail         <none>         shop/app:1.0   [mail]\\n")

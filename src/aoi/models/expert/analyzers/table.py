@@ -111,8 +111,8 @@ def listed(cell: str) -> list[str]:
     """Split a custom-columns list cell ("a,b" or "[x y]") into items; "<none>" is empty.
 
     Example:
-        >>> listed("9090,9091"), listed("[frontend]"), listed("<none>")
-        (['9090', '9091'], ['frontend'], [])
+        >>> listed("9090,9091"), listed("[web]"), listed("<none>")
+        (['9090', '9091'], ['web'], [])
     """
     cell = (cell or "").strip()
     if not cell or cell == "<none>":
