@@ -39,9 +39,10 @@ class OpenAIModel:
             >>> m.name
             'openai:qwen2.5:0.5b'
         """
-        self.model = model or os.environ.get("AOI_MODEL") or ""
+        # AOI_MODEL holds a spec (openai:gpt-4o-mini) as everywhere in AOI; the provider prefix is not the name
+        self.model = model or os.environ.get("AOI_MODEL", "").split(":", 1)[-1]
         if not self.model:
-            raise ModelError("no model name given: pass model=... or set AOI_MODEL (e.g. AOI_MODEL=gpt-4o-mini)")
+            raise ModelError("no model name given: pass model=... or set AOI_MODEL (e.g. AOI_MODEL=openai:gpt-4o-mini)")
         self.base_url = (base_url or os.environ.get("AOI_BASE_URL") or "").rstrip("/") or None
         self.api_key = api_key or _key_from_env(self.base_url)
         self.timeout, self.temperature, self.max_tokens = timeout, temperature, max_tokens
