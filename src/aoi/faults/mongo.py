@@ -121,6 +121,7 @@ class MongoTls(Injector):
                ca_file: str = "/etc/tls/ca.crt", secret: str = "mongodb-tls", **options):
         """Set requireTLS with the certificate files (mounting the Secret when the store lacks it), then restart."""
         tls = {"mode": "requireTLS", "certificateKeyFile": certificate_key_file, "CAFile": ca_file}
+        target = self.check_target(kube, namespace, target)
         self._mount_certificates(kube, namespace, target, secret, certificate_key_file.rsplit("/", 1)[0])
         self._configure(kube, namespace, target, tls)
 
