@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from aoi.twin.appruntime import CatalogRuntime
@@ -56,7 +58,17 @@ class Behaviour:
         self.implements = {app.name: learn_programs(app, self.runtime) for app in apps}
         self.processes: dict[tuple[str, str], Process] = {}
         self.rng = random.Random(seed * 7919 + 17)
+        self.still: dict | None = None  # network lookups memoized while the cluster holds still (holding_still)
         self.flags: dict[str, dict[str, str]] = {}  # namespace -> flag -> variant value, as flagd loaded them
+
+    @contextmanager
+    def holding_still(self) -> Iterator[None]:
+        """Memoize network lookups for a stretch in which no object, process or clock changes (a request batch)."""
+        self.still = {}
+        try:
+            yield
+        finally:
+            self.still = None
 
     # --- what is running ---
     def process(self, pod: dict, container: str) -> Process | None:

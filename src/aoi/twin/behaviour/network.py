@@ -53,21 +53,33 @@ def _ready_backends(twin, svc: dict) -> list[dict]:
     return [p for p in pods if p is not None and is_ready(p)]
 
 
+def _memo(memo: dict | None, key: tuple, compute):
+    """Return compute(), kept in memo under key while the behaviour model holds the cluster still."""
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
 def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0) -> Reach:
     """Open host:port from a pod in `namespace`; `pick` chooses among ready backends deterministically."""
-    svc = find_service(twin, namespace, host)
+    memo = behaviour.still
+    svc = _memo(memo, ("service", namespace, host), lambda: find_service(twin, namespace, host))
     if svc is None:
         return Reach(False, "unresolved")
     address = f"{svc['spec'].get('clusterIP')}:{port}"
     entry = _service_port(svc, port)
     if entry is None:
         return Reach(False, "timeout", svc, address=address)
-    backends = _ready_backends(twin, svc)
+    backends = _memo(memo, ("backends", svc["metadata"]["namespace"], svc["metadata"]["name"]),
+                     lambda: _ready_backends(twin, svc))
     if not backends:
         return Reach(False, "refused", svc, address=address)
     pod = backends[pick % len(backends)]
     target = resolve_target_port(pod, entry.get("targetPort", port))
-    if target is None or target not in behaviour.listening_ports(pod):
+    if target is None or target not in _memo(memo, ("ports", pod["metadata"]["uid"]),
+                                             lambda: behaviour.listening_ports(pod)):
         return Reach(False, "refused", svc, pod, target or 0, address=address)
     lost, delay = behaviour.chaos_effect(pod, pick)
     if lost:

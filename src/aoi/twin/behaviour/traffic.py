@@ -97,8 +97,9 @@ class TrafficController(Controller):
     def reconcile(self, twin, key):
         self._ticking = False
         now = twin.clock.now()
-        for source in list(self.sources):
-            self._send(twin, source, now)
+        with twin.extensions["behaviour"].holding_still():  # requests change logs, spans and load, not routes
+            for source in list(self.sources):
+                self._send(twin, source, now)
         self._retry(twin, now)
         if self.sources or self.retrying:
             self._ensure_tick(twin)
