@@ -144,6 +144,26 @@ def test_deny_mode_blocks_the_change(tmp_path):
     assert read(tmp_path / "audit.jsonl")[0]["approval"]["status"] == "denied"
 
 
+def test_a_denied_delete_leaves_the_pod_alone(tmp_path):
+    look = make("k8s_target_port-misconfig-mitigation-1")
+    look.reset()
+    kube = look.backend.kube
+    pod = kube.call(kube.core.list_namespaced_pod, "test-social-network")["items"][0]["metadata"]["name"]
+    look.close()
+    traj, model = episode("k8s_target_port-misconfig-mitigation-1", [
+        decide("execute", f"delete pod {pod}"),
+        call("executor", "exec_shell", command=f"kubectl delete pod {pod} -n test-social-network"),
+        call("executor", "exec_shell", command=f"kubectl get pod {pod} -n test-social-network -o name"),
+        call("executor", "finish", report="not allowed", changes=[], verified=False),
+        decide("submit")], tmp_path, **{"approval.mode": "deny"})
+    model.assert_done()
+    [entry] = read(tmp_path / "audit.jsonl")
+    assert entry["approval"]["status"] == "denied"
+    assert entry["preview"].strip() == f'pod "{pod}" deleted (server dry run)'
+    after = [s.observation for s in traj.steps if s.role == "executor" and "get pod" in s.action]
+    assert after and f"pod/{pod}" in after[0] and "NotFound" not in after[0]  # the preview deleted nothing
+
+
 def test_a_model_failure_ends_the_episode_with_an_error_not_a_crash():
     traj, model = episode("noop_detection_hotel_reservation-1", [decide("probe", "look")])
     assert traj.results  # the environment still judged the episode (forced submit)

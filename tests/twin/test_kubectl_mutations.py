@@ -156,3 +156,28 @@ def test_replace_with_a_stale_resource_version_conflicts(hotel):
     fresh = yaml.safe_load(hotel.ok(f"get cm mongo-geo-script -n {NS} -o yaml"))
     fresh["data"]["extra"] = "2"
     assert hotel.ok("replace -f -", stdin=yaml.safe_dump(fresh).encode()) == "configmap/mongo-geo-script replaced\n"
+
+
+def test_server_dry_run_of_every_write_changes_nothing(hotel):
+    (pod,) = pods(hotel, "geo")
+    before = hotel.ok(f"get all,cm -n {NS} -o json")
+    manifest = yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": NS},
+                               "data": {"k": "v"}})
+    previews = {
+        f"delete pod {pod} -n {NS}": f'pod "{pod}" deleted (server dry run)',
+        f"delete pod -l io.kompose.service=geo -n {NS}": f'pod "{pod}" deleted (server dry run)',
+        f"delete deploy geo -n {NS}": 'deployment.apps "geo" deleted (server dry run)',
+        f"scale deploy geo -n {NS} --replicas=0": "deployment.apps/geo scaled (server dry run)",
+        f"set image deploy/geo -n {NS} hotel-reserv-geo=nginx": "deployment.apps/geo image updated (server dry run)",
+        f"label pod {pod} -n {NS} tier=x": f"pod/{pod} labeled (server dry run)",
+        f"annotate deploy geo -n {NS} owner=sre": "deployment.apps/geo annotated (server dry run)",
+        f"set env deploy/geo -n {NS} X=1": "deployment.apps/geo env updated (server dry run)",
+        "apply -f -": "configmap/extra created (server dry run)",
+    }
+    for command, shown in previews.items():
+        stdin = manifest.encode() if command.startswith("apply") else None
+        assert hotel.ok(f"{command} --dry-run=server", stdin=stdin).strip() == shown, command
+    hotel.ok(["patch", "deploy", "geo", "-n", NS, "--dry-run=server", "-p", '{"spec":{"replicas":0}}'])
+    hotel.twin.advance(30)
+    assert pods(hotel, "geo") == [pod]
+    assert hotel.ok(f"get all,cm -n {NS} -o json") == before

@@ -158,12 +158,13 @@ def delete_object(twin, call: Call) -> Reply:
     """Answer a DELETE of one object or a collection."""
     r = call.route
     options = orjson.loads(call.body) if call.body.strip() else {}
+    dry_run = call.dry_run or "All" in (options.get("dryRun") or [])  # kubectl sends DeleteOptions.dryRun
     if not r.name:
         for obj in list(twin.store.list(r.resource, r.namespace or None, matcher(r))):
             operations.delete(twin, r.resource, obj["metadata"].get("namespace", ""), obj["metadata"]["name"],
-                              options, call.dry_run)
+                              options, dry_run)
         return ok({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
-    obj = operations.delete(twin, r.resource, r.namespace, r.name, options, call.dry_run)
+    obj = operations.delete(twin, r.resource, r.namespace, r.name, options, dry_run)
     return ok(obj)
 
 
