@@ -8,8 +8,12 @@ fsynced line per episode, so kill -9 loses at most the episodes in flight.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, as_completed, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,7 +170,7 @@ def _drive(session: _Session, config: RunConfig, workers: int, executor: str) ->
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     pool, running = pools.start(executor, workers, config, session.out_dir), {}
-    with Progress(*columns, console=session.console) as progress:
+    with _interruptible(), Progress(*columns, console=session.console) as progress:
         bar = progress.add_task(f"{config.model.spec}: {len(session.todo)} episodes", total=len(session.todo))
 
         def finish(future: Future) -> None:
@@ -183,6 +187,19 @@ def _drive(session: _Session, config: RunConfig, workers: int, executor: str) ->
             session.console.print(f"[red]the worker pool broke[/] ({exc}): a worker died (out of memory? killed?)")
         finally:
             pool.shutdown(wait=not session.interrupted, cancel_futures=True)
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Let SIGINT interrupt the run even where it was inherited as ignored (a job started with `&`: `kill -INT`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _loop(pool, running: dict, todo, workers: int, finish) -> None:
