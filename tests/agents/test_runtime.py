@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from aoi.agents.observer import MODEL_ERROR_LIMIT
 from aoi.agents.runtime import run_episode
 from aoi.config import load_config
 from aoi.env import make
+from aoi.models.base import ModelError
 from aoi.models.replay import ReplayModel
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog, read
@@ -168,3 +170,40 @@ def test_a_model_failure_ends_the_episode_with_an_error_not_a_crash():
     traj, model = episode("noop_detection_hotel_reservation-1", [decide("probe", "look")])
     assert traj.results  # the environment still judged the episode (forced submit)
     assert any(s.status == "error" for s in traj.steps)
+
+
+class DownModel:
+    """A model whose endpoint is gone: every call fails (after the model's own retries)."""
+
+    name = "down"
+
+    def __init__(self):
+        self.calls = 0
+
+    def complete(self, messages, *, role, max_tokens=None, temperature=None):
+        self.calls += 1
+        raise ModelError("connection refused: http://127.0.0.1:9/v1")
+
+
+def test_a_dead_model_ends_the_episode_early_judged_wrong_not_guessed():
+    config = load_config(overrides={"model": "expert"}, environ={})
+    model, env = DownModel(), make("k8s_target_port-misconfig-detection-1")  # a fault: "Yes" would be correct
+    try:
+        traj = run_episode(env, config, {r: model for r in ROLES})
+    finally:
+        env.close()
+    assert model.calls == MODEL_ERROR_LIMIT  # not one call per iteration of the whole budget
+    assert "3 times in a row" in traj.error and "connection refused" in traj.error
+    assert traj.results["Detection Accuracy"] == "Incorrect" and traj.results["strict_success"] is False
+    assert traj.steps[-1].action == '```\nsubmit(\'\')\n```'
+
+
+@pytest.mark.parametrize("problem_id, key, wrong", [
+    ("k8s_target_port-misconfig-detection-1", "Detection Accuracy", "Incorrect"),
+    ("k8s_target_port-misconfig-localization-1", "Localization Accuracy", 0.0),
+    ("misconfig_app_hotel_res-analysis-1", "success", False)])
+def test_an_observer_that_never_answers_is_not_credited_with_a_default(problem_id, key, wrong):
+    garbage = [("observer", "I am not sure what to do.")] * 2
+    traj, model = episode(problem_id, garbage, **{"agent.max_iterations": 2})
+    model.assert_done()
+    assert traj.error is None and traj.results[key] == wrong

@@ -111,6 +111,14 @@ def test_config_comes_from_the_environment(fake_openai, monkeypatch):
     assert fake_openai.requests[0]["headers"]["authorization"] == "Bearer sk-env"
 
 
+def test_openai_sdk_variables_are_honoured_too(fake_openai, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-sdk")
+    fake_openai.answer()
+    assert OpenAIModel("m").complete(ASK, role="observer").text == "hello"
+    assert fake_openai.requests[0]["headers"]["authorization"] == "Bearer sk-sdk"
+
+
 def test_hosted_endpoints_demand_a_key_and_local_ones_do_not(monkeypatch):
     with pytest.raises(ModelError, match="OPENAI_API_KEY"):
         OpenAIModel("gpt-4o-mini")

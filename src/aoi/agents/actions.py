@@ -7,8 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
-SUBMIT_DEFAULTS = {"detection": "Yes", "localization": [], "analysis": {"system_level": "Application",
-                                                                      "fault_type": "Misconfiguration"}}
+ANALYSIS_KEYS = ("system_level", "fault_type")
 
 
 class FormatError(ValueError):
@@ -100,20 +99,31 @@ def env_action(api: str, *args) -> str:
 
 
 def normalize_answer(task_type: str, answer):
-    """Coerce a model's answer into the submit argument the task type expects (best effort, never raises)."""
+    """Coerce a model's answer into the submit argument the task type expects (never raises, never guesses).
+
+    A missing or unreadable answer stays unanswered ("" / [] / {}), which the scorer judges wrong: an agent that
+    could not answer is never credited with a default.
+
+    Example:
+        >>> normalize_answer("detection", "yes, the geo service"), normalize_answer("detection", None)
+        ('Yes', '')
+        >>> normalize_answer("localization", "geo, rate"), normalize_answer("analysis", {"fault_type": "Code Defect"})
+        (['geo', 'rate'], {'fault_type': 'Code Defect'})
+    """
     if task_type == "mitigation":
         return None
     if task_type == "detection":
-        text = str(answer).strip().lower() if answer is not None else ""
-        return "Yes" if text.startswith(("yes", "true", "1")) else "No" if text.startswith(("no", "false", "0")) \
-            else SUBMIT_DEFAULTS["detection"]
+        text = str(answer).strip() if answer is not None else ""
+        lower = text.lower()
+        return "Yes" if lower.startswith(("yes", "true", "1")) else "No" if lower.startswith(("no", "false", "0")) \
+            else text
     if task_type == "localization":
         if isinstance(answer, str):
             return [a.strip() for a in answer.split(",") if a.strip()]
         return [str(a) for a in answer] if isinstance(answer, (list, tuple)) else []
-    if isinstance(answer, dict) and answer.get("system_level") and answer.get("fault_type"):
-        return {"system_level": str(answer["system_level"]), "fault_type": str(answer["fault_type"])}
-    return dict(SUBMIT_DEFAULTS["analysis"])
+    if isinstance(answer, dict):
+        return {key: str(answer[key]) for key in ANALYSIS_KEYS if answer.get(key)}
+    return {}
 
 
 def submit_action(task_type: str, answer) -> str:

@@ -20,6 +20,7 @@ ANSWER_FORMATS = {
     "mitigation": "null (submit after the fix is made and verified)",
 }
 NEXT_STEPS = ("probe", "execute", "submit")
+MODEL_ERROR_LIMIT = 3  # failed model calls in a row (each already retried by the model) that end the episode
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Observer:
     def run(self, task_type: str, description: str) -> ObserverRun:
         """Work the task and submit exactly once."""
         stats, feedback, answer = Stats(), "", None
+        self.failures_in_a_row = 0
         for iteration in range(1, self.max_iterations + 1):
             decision, feedback = self._decide(task_type, description, iteration, feedback, stats)
             if decision is None:
@@ -81,7 +83,12 @@ class Observer:
         except ModelError as exc:
             stats.model_errors += 1
             self.recorder.record("observer", messages, None, observation=str(exc), status="error")
+            self.failures_in_a_row += 1
+            if self.failures_in_a_row >= MODEL_ERROR_LIMIT:
+                raise ModelError(f"the observer's model failed {MODEL_ERROR_LIMIT} times in a row (each call "
+                                 f"already retried); last error: {exc}") from exc
             return None, f"\nYour model call failed ({exc}); decide again."
+        self.failures_in_a_row = 0
         try:
             decision = extract_json(completion.text)
             if decision.get("next") not in NEXT_STEPS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from aoi.agents.actions import submit_action
 from aoi.agents.compressor import Compressor
 from aoi.agents.loop import Recorder, RoleLoop, render
 from aoi.agents.memory import Memory
@@ -63,6 +64,19 @@ def _step(env, action: str, role: str | None) -> str:
     return env.step(action, role=role)[0]
 
 
+def _submit_unanswered(env, task_type: str, recorder: Recorder) -> None:
+    """Close an episode the team could not finish with an empty submission, so the environment still judges it
+    (as AIOpsLab judges an agent that never submits: wrong, never a default answer)."""
+    if env.done:
+        return
+    action = submit_action(task_type, None)
+    try:
+        observation = env.step(action, role=None)[0]
+    except Exception:  # noqa: BLE001 - the environment itself failed; traj.error already says why the episode ended
+        return
+    recorder.record("observer", [], None, action=action, observation=observation)
+
+
 def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: int = 0,
                 approval: ApprovalPolicy | None = None, audit: AuditLog | None = None,
                 on_step: Callable[[Step], None] | None = None) -> Trajectory:
@@ -96,6 +110,7 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
         traj.submission = run.answer
     except Exception as exc:  # noqa: BLE001 - the trajectory keeps what happened; callers read traj.error
         traj.error = f"{type(exc).__name__}: {exc}"
+        _submit_unanswered(env, problem.task_type, recorder)
     finally:
         traj.results = dict(env.results or {})
         traj.strict_success = traj.results.get("strict_success")

@@ -26,7 +26,7 @@ class OpenAIModel:
 
         Args:
             model: The model name the server knows (env AOI_MODEL).
-            base_url: The server's `/v1` URL (env AOI_BASE_URL); None means api.openai.com.
+            base_url: The server's `/v1` URL (env AOI_BASE_URL, else OPENAI_BASE_URL); None means api.openai.com.
             api_key: The key (env AOI_API_KEY, else OPENAI_API_KEY, or OPENROUTER_API_KEY for OpenRouter). Local
                 servers (any other base URL) need none.
             timeout: Seconds per request before it counts as a transient timeout.
@@ -43,7 +43,8 @@ class OpenAIModel:
         self.model = model or os.environ.get("AOI_MODEL", "").split(":", 1)[-1]
         if not self.model:
             raise ModelError("no model name given: pass model=... or set AOI_MODEL (e.g. AOI_MODEL=openai:gpt-4o-mini)")
-        self.base_url = (base_url or os.environ.get("AOI_BASE_URL") or "").rstrip("/") or None
+        url = base_url or os.environ.get("AOI_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or ""
+        self.base_url = url.rstrip("/") or None
         self.api_key = api_key or _key_from_env(self.base_url)
         self.timeout, self.temperature, self.max_tokens = timeout, temperature, max_tokens
         self.extra_body = extra_body
