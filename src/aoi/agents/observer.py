@@ -48,6 +48,7 @@ class Observer:
                  max_iterations: int, submit: Callable[[str], str], steps_left: Callable[[], int]):
         self.model, self.team, self.recorder, self.compress = model, team, recorder, compress
         self.memory, self.max_iterations, self.submit, self.steps_left = memory, max_iterations, submit, steps_left
+        self.failures_in_a_row = 0  # failed model calls since the last answer
 
     def run(self, task_type: str, description: str) -> ObserverRun:
         """Work the task and submit exactly once."""
