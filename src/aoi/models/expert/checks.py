@@ -4,8 +4,9 @@ output. Outputs stay small on purpose (custom columns, tails), so they pass the 
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from aoi.models.expert.analyzers import (
@@ -41,6 +42,23 @@ class Step:
     tool: str
     args: dict
     observation: str
+
+
+def tool_calls(messages: list[dict]) -> Iterator[tuple[dict, str]]:
+    """Yield (tool call, observation) for each of a role's own calls in its conversation (after the prompt).
+
+    Example:
+        >>> list(tool_calls([{"content": '{"tool": "exec_shell"}'}, {"content": "ok"}, {"content": "prose"},
+        ...                  {"content": "feedback"}]))
+        [({'tool': 'exec_shell'}, 'ok')]
+    """
+    for i in range(0, len(messages) - 1, 2):
+        try:
+            call = json.loads(messages[i]["content"])
+        except (ValueError, TypeError):
+            continue
+        if isinstance(call, dict):
+            yield call, str(messages[i + 1]["content"])
 
 
 class Seen:

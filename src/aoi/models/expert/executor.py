@@ -6,6 +6,7 @@ import json
 import re
 
 from aoi.models.expert.analyzers import pods
+from aoi.models.expert.checks import tool_calls
 
 COMMAND = re.compile(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(kubectl\s.+?)\s*$|`(kubectl\s[^`]+)`", re.MULTILINE)
 FAILED = ("Refused", "Not approved", "[ERROR]", "Error", "error:")
@@ -49,16 +50,8 @@ def _call(thought: str, command: str) -> str:
 
 def _done(messages: list[dict]) -> list[tuple[str, str]]:
     """Return (command, observation) for each command already run."""
-    out = []
-    for i in range(0, len(messages) - 1, 2):
-        try:
-            call = json.loads(messages[i]["content"])
-        except (ValueError, TypeError):
-            continue
-        command = (call.get("args") or {}).get("command")
-        if command:
-            out.append((command, str(messages[i + 1]["content"])))
-    return out
+    return [(call["args"]["command"], observation) for call, observation in tool_calls(messages)
+            if (call.get("args") or {}).get("command")]
 
 
 def _namespace(request: str, todo: list[str]) -> str:

@@ -12,7 +12,7 @@ import re
 
 from aoi.models.expert import checks, instructions, report
 from aoi.models.expert.analyzers import Evidence
-from aoi.models.expert.checks import Seen, Step
+from aoi.models.expert.checks import Seen, Step, tool_calls
 
 PLANS = {
     "survey": ["pods", "events", "deployments", "chaos"],
@@ -115,14 +115,10 @@ def respond(messages: list[dict]) -> str:
 def _steps(messages: list[dict]) -> list[Step]:
     """Pair each of the probe's own tool calls with the observation that answered it."""
     steps = []
-    for i in range(0, len(messages) - 1, 2):
-        try:
-            call = json.loads(messages[i]["content"])
-        except (ValueError, TypeError):
-            continue
+    for call, observation in tool_calls(messages):
         tag = CHECK_TAG.match(str(call.get("thought", "")))
         if tag and call.get("tool") != "finish":
-            steps.append(Step(tag.group(1), call.get("tool", ""), call.get("args", {}), messages[i + 1]["content"]))
+            steps.append(Step(tag.group(1), call.get("tool", ""), call.get("args", {}), observation))
     return steps
 
 
