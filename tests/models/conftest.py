@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +20,11 @@ def chat_body(text: str = "hello", usage: dict | None = None) -> dict:
 
 
 class FakeOpenAI:
-    """Answer each POST with the next scripted (status, headers, body); body is a dict (JSON) or raw bytes."""
+    """Answer each POST with the next scripted (status, headers, body); body is a dict (JSON) or raw bytes.
+
+    Headers steer faults: x-delay (seconds before answering), x-drip (seconds per body byte), x-reset (drop the
+    connection unanswered).
+    """
 
     def __init__(self):
         self.script: list[tuple[int, dict, dict | bytes]] = []
@@ -45,6 +51,10 @@ class FakeOpenAI:
                                       "json": json.loads(self.rfile.read(length) or b"{}")})
                 status, headers, body = fake.script.pop(0) if fake.script else (500, {}, {"error": "unscripted"})
                 time.sleep(float(headers.get("x-delay", 0)))  # lets a test provoke a client timeout
+                if headers.get("x-reset"):  # drop the connection without an answer (RST, not FIN)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
                 raw = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 for key, value in ({"content-type": "application/json"} | headers).items():
@@ -52,9 +62,19 @@ class FakeOpenAI:
                 self.send_header("content-length", str(len(raw)))
                 self.end_headers()
                 try:
-                    self.wfile.write(raw)
-                except BrokenPipeError:  # the client gave up first (the timeout test)
+                    self._send(raw, float(headers.get("x-drip", 0)))
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up first (the timeout tests)
                     pass
+
+            def _send(self, raw: bytes, drip: float) -> None:
+                """Write the body at once, or one byte every `drip` seconds (a server that trickles its answer)."""
+                if not drip:
+                    self.wfile.write(raw)
+                    return
+                for i in range(len(raw)):
+                    self.wfile.write(raw[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(drip)
 
             def log_message(self, *args):  # keep test output quiet
                 pass

@@ -36,6 +36,30 @@ def render(role: str, part: str, **values) -> str:
         raise KeyError(f"prompt {role}.{part} needs a value for ${exc.args[0]}") from None
 
 
+def reply_text(completion) -> str:
+    """Return a reply's text; FormatError when the model sent none, so an odd reply becomes feedback, not a crash.
+
+    Example:
+        >>> from aoi.models.base import Completion
+        >>> reply_text(Completion({"next": "probe"}))
+        Traceback (most recent call last):
+        aoi.agents.actions.FormatError: your reply was a dict, not text; answer with text only
+    """
+    text, meta = completion.text, getattr(completion, "meta", None)
+    if not isinstance(text, str):
+        raise FormatError(f"your reply was a {type(text).__name__}, not text; answer with text only")
+    malformed = meta.get("malformed") if isinstance(meta, dict) else None
+    if malformed and not text.strip():
+        raise FormatError(f"your reply had no text ({malformed}); answer with text only")
+    return text
+
+
+def _text(completion) -> str:
+    """Return a completion's text as a string for the record and the conversation (JSON for other shapes)."""
+    text = completion.text if completion else ""
+    return text if isinstance(text, str) else json.dumps(text, default=str)
+
+
 @dataclass
 class Stats:
     """What the guards counted (become metrics and training signals)."""
@@ -71,7 +95,7 @@ class Recorder:
                status: str = "ok") -> Step:
         """Store one step."""
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
-        step = Step(role, completion.text if completion else "", action, observation,
+        step = Step(role, _text(completion), action, observation,
                     completion.input_tokens if completion else 0, completion.output_tokens if completion else 0,
                     completion.latency if completion else 0.0, round(time.monotonic() - self.started, 3), digest,
                     completion.logprobs if completion else None, status)
@@ -128,7 +152,7 @@ class RoleLoop:
         """Handle one reply; return the final result when the role finished."""
         names = list(self.tools) + ["finish"]
         try:
-            call = parse_tool_call(completion.text, names)
+            call = parse_tool_call(reply_text(completion), names)
         except FormatError as exc:
             stats.format_errors += 1
             return self._answer(messages, completion, f"Format error: {exc}", "format_error")
@@ -162,4 +186,4 @@ class RoleLoop:
     def _answer(self, messages, completion, text: str, status: str, action: str = "") -> None:
         """Record the step and feed the observation back to the model."""
         self.recorder.record(self.role, messages, completion, action, text, status)
-        messages += [{"role": "assistant", "content": completion.text}, {"role": "user", "content": text}]
+        messages += [{"role": "assistant", "content": _text(completion)}, {"role": "user", "content": text}]

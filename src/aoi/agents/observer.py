@@ -7,7 +7,7 @@ from typing import Callable
 
 from aoi.agents.actions import FormatError, extract_json, submit_action
 from aoi.agents.compressor import Compressor
-from aoi.agents.loop import Recorder, RoleLoop, Stats, render
+from aoi.agents.loop import Recorder, RoleLoop, Stats, render, reply_text
 from aoi.agents.memory import Finding, Memory, as_text
 from aoi.models.base import Model, ModelError
 
@@ -91,7 +91,7 @@ class Observer:
             return None, f"\nYour model call failed ({exc}); decide again."
         self.failures_in_a_row = 0
         try:
-            decision = extract_json(completion.text)
+            decision = extract_json(reply_text(completion))
             if decision.get("next") not in NEXT_STEPS:
                 raise FormatError(f'"next" must be one of {", ".join(NEXT_STEPS)}')
         except FormatError as exc:

@@ -38,7 +38,8 @@ def models_from_config(config: RunConfig) -> dict[str, Model]:
 def _options(cfg) -> dict:
     """Return the keyword options a model spec takes from its config (None values left out)."""
     options = {"base_url": cfg.base_url, "api_key": cfg.api_key.get_secret_value() if cfg.api_key else None,
-               "temperature": cfg.temperature, "max_tokens": cfg.max_tokens, "timeout": cfg.timeout}
+               "temperature": cfg.temperature, "max_tokens": cfg.max_tokens, "timeout": cfg.timeout,
+               "max_retry_wait": cfg.max_retry_wait}
     return {k: v for k, v in options.items() if v is not None}
 
 
@@ -108,6 +109,10 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     try:
         run = observer.run(problem.task_type, env.description)
         traj.submission = run.answer
+    except KeyboardInterrupt as exc:  # the caller may save what happened so far: it rides on the exception
+        traj.error = f"interrupted (Ctrl-C) after {len(traj.steps)} step(s); the trajectory is partial"
+        exc.trajectory = traj
+        raise
     except Exception as exc:  # noqa: BLE001 - the trajectory keeps what happened; callers read traj.error
         traj.error = f"{type(exc).__name__}: {exc}"
         _submit_unanswered(env, problem.task_type, recorder)

@@ -10,6 +10,7 @@ Environment variables (empty ones are ignored; each sets one option):
 | AOI_CONFIG | the config file to read |
 | AOI_MODEL, AOI_BASE_URL, AOI_API_KEY | model.spec, model.base_url, model.api_key |
 | AOI_TEMPERATURE, AOI_MAX_TOKENS, AOI_TIMEOUT | model.temperature, model.max_tokens, model.timeout |
+| AOI_MAX_RETRY_WAIT | model.max_retry_wait |
 | AOI_OBSERVER_MODEL, AOI_PROBE_MODEL, AOI_EXECUTOR_MODEL, AOI_COMPRESSOR_MODEL | models.<role>.spec |
 | AOI_MAX_ITERATIONS | agent.max_iterations |
 | AOI_APPROVAL | approval.mode |
@@ -37,6 +38,7 @@ CONFIG_ENV = "AOI_CONFIG"
 ENV_VARS: dict[str, str] = {
     "AOI_MODEL": "model.spec", "AOI_BASE_URL": "model.base_url", "AOI_API_KEY": "model.api_key",
     "AOI_TEMPERATURE": "model.temperature", "AOI_MAX_TOKENS": "model.max_tokens", "AOI_TIMEOUT": "model.timeout",
+    "AOI_MAX_RETRY_WAIT": "model.max_retry_wait",
     **{f"AOI_{role.upper()}_MODEL": f"models.{role}.spec" for role in ROLES},
     "AOI_MAX_ITERATIONS": "agent.max_iterations", "AOI_APPROVAL": "approval.mode",
     "AOI_BACKEND": "env.backend", "AOI_SEED": "env.seed", "AOI_MAX_STEPS": "env.max_steps",

@@ -31,7 +31,11 @@ class ModelConfig(_Section):
                                       "shows **********).")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature (0 = greedy).")
     max_tokens: int = Field(1024, ge=1, description="Most tokens one answer may generate.")
-    timeout: float = Field(60.0, gt=0, description="Seconds per request before it counts as a (retried) timeout.")
+    timeout: float = Field(60.0, gt=0, description="Seconds one request may take in all (connecting, waiting, "
+                           "reading the whole body) before it counts as a (retried) timeout.")
+    max_retry_wait: float = Field(60.0, ge=0, description="Longest Retry-After (seconds) a rate-limited or busy "
+                                  "server is waited for before a retry; one asking for more fails the call at once, "
+                                  "saying so, instead of holding the run (0: never wait on Retry-After).")
 
     @model_validator(mode="before")
     @classmethod

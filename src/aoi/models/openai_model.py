@@ -7,9 +7,11 @@ import os
 import time
 from typing import Any
 
+import httpx
 import openai
 
 from aoi.models.base import Completion, Message, ModelError, TransientModelError
+from aoi.models.reply import NoChoices, Reply, parse_body
 from aoi.models.tokens import count_messages, count_tokens
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -29,7 +31,8 @@ class OpenAIModel:
             base_url: The server's `/v1` URL (env AOI_BASE_URL, else OPENAI_BASE_URL); None means api.openai.com.
             api_key: The key (env AOI_API_KEY, else OPENAI_API_KEY, or OPENROUTER_API_KEY for OpenRouter). Local
                 servers (any other base URL) need none.
-            timeout: Seconds per request before it counts as a transient timeout.
+            timeout: Seconds a whole request may take (connecting, waiting, reading the body) before it counts as
+                a transient timeout.
             temperature: Default sampling temperature.
             max_tokens: Default cap on generated tokens.
             extra_body: Extra JSON fields sent with every request (e.g. vLLM's `top_k`).
@@ -55,30 +58,38 @@ class OpenAIModel:
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
                  temperature: float | None = None) -> Completion:
         """Answer the conversation with one chat completion; raise ModelError/TransientModelError on failure."""
-        started = time.perf_counter()
+        started = time.monotonic()
         try:
-            response = self.client.chat.completions.create(
-                model=self.model, messages=messages, extra_body=self.extra_body,
-                max_tokens=max_tokens or self.max_tokens,
-                temperature=self.temperature if temperature is None else temperature)
-        except (openai.OpenAIError, ValueError) as err:  # the SDK lets a body's JSONDecodeError through
+            # Streamed reading: the body is read here, chunk by chunk, so the whole request meets one deadline.
+            with self.client.chat.completions.with_streaming_response.create(
+                    model=self.model, messages=messages, extra_body=self.extra_body,
+                    max_tokens=max_tokens or self.max_tokens,
+                    temperature=self.temperature if temperature is None else temperature) as response:
+                raw = self._read(response, started + self.timeout)
+            reply = parse_body(raw)
+        except (openai.OpenAIError, httpx.HTTPError, ValueError) as err:
             raise self._translate(err) from err
-        return self._completion(response, messages, time.perf_counter() - started)
+        return self._completion(reply, messages, time.monotonic() - started)
 
-    def _completion(self, response: Any, messages: list[Message], latency: float) -> Completion:
-        """Build the Completion from a response, counting tokens locally when the server reports no usage."""
-        choices = getattr(response, "choices", None)
-        if not choices or getattr(choices[0], "message", None) is None:
-            raise TransientModelError(f"{self._where()} returned a response without choices: {str(response)[:200]}")
-        text = choices[0].message.content or ""
-        usage = getattr(response, "usage", None)
-        if usage is not None and usage.prompt_tokens is not None:
-            tokens, source = (usage.prompt_tokens, usage.completion_tokens or 0), "server"
+    def _read(self, response: Any, deadline: float) -> bytes:
+        """Read the body as it arrives; raise a timeout once the request's deadline has passed."""
+        chunks = []
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            if time.monotonic() > deadline:  # a server that trickles its body: httpx times single reads only
+                raise httpx.ReadTimeout(f"the body was still arriving after {self.timeout}s")
+        return b"".join(chunks)
+
+    def _completion(self, reply: Reply, messages: list[Message], latency: float) -> Completion:
+        """Build the Completion from a reply, counting tokens locally when the server reports no usage."""
+        if reply.prompt_tokens is not None:
+            tokens, source = (reply.prompt_tokens, reply.completion_tokens or 0), "server"
         else:
-            tokens, source = (count_messages(messages), count_tokens(text)), "cl100k"
-        meta = {"model": getattr(response, "model", self.model), "finish_reason": choices[0].finish_reason,
-                "usage": source}
-        return Completion(text, input_tokens=tokens[0], output_tokens=tokens[1], latency=latency, meta=meta)
+            tokens, source = (count_messages(messages), count_tokens(reply.text)), "cl100k"
+        meta = {"model": reply.model or self.model, "finish_reason": reply.finish_reason, "usage": source}
+        if reply.malformed:
+            meta["malformed"] = reply.malformed
+        return Completion(reply.text, input_tokens=tokens[0], output_tokens=tokens[1], latency=latency, meta=meta)
 
     def _where(self) -> str:
         """Name the endpoint for error messages."""
@@ -87,13 +98,19 @@ class OpenAIModel:
     def _translate(self, err: Exception) -> ModelError:
         """Map an SDK error to a ModelError that says what to fix, transient where a retry may help."""
         where = self._where()
-        if isinstance(err, openai.APITimeoutError):
-            return TransientModelError(f"{where} timed out after {self.timeout}s; raise timeout= if it is slow")
+        if isinstance(err, (openai.APITimeoutError, httpx.TimeoutException)):
+            return TransientModelError(f"{where} timed out after {self.timeout}s; raise model.timeout "
+                                       "(AOI_TIMEOUT) if it is slow")
         if isinstance(err, openai.APIConnectionError):
             return TransientModelError(f"cannot reach {where} ({err.__cause__ or err}); check the server is up "
                                        "and AOI_BASE_URL is right")
         if isinstance(err, openai.APIStatusError):
             return self._status_error(err, where)
+        if isinstance(err, NoChoices):
+            return TransientModelError(f"{where} returned {err}")
+        if isinstance(err, httpx.HTTPError):  # the connection broke while the body was arriving
+            return TransientModelError(f"{where} broke off its answer ({type(err).__name__}: {err}); check the "
+                                       "server's logs, or a proxy between us")
         # A 200 whose body is not the JSON the SDK expects: a truncated or proxied answer, usually passing.
         return TransientModelError(f"{where} sent a malformed response ({type(err).__name__}: {err}); "
                                    "check AOI_BASE_URL points at an OpenAI-compatible /v1 endpoint")

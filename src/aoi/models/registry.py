@@ -12,7 +12,7 @@ OLLAMA_URL = "http://127.0.0.1:11434/v1"
 FORMS = ("openai:<model>", "openrouter:<model>", "vllm:<model>@<url>", "ollama:<model>",
          "local:<path-or-smollm2>[+adapter=<dir>]", "replay:<file>", "expert")
 # Options every spec accepts (the run config passes them all); a backend drops those it has no use for.
-COMMON = frozenset({"base_url", "api_key", "timeout", "temperature", "max_tokens"})
+COMMON = frozenset({"base_url", "api_key", "timeout", "temperature", "max_tokens", "max_retry_wait"})
 
 
 def load_model(spec: str, *, attempts: int = 4, sleep: Callable[[float], Any] = time.sleep, **options: Any) -> Model:
@@ -22,8 +22,9 @@ def load_model(spec: str, *, attempts: int = 4, sleep: Callable[[float], Any] = 
         spec: One of FORMS, e.g. "ollama:qwen2.5:0.5b" or "vllm:Qwen/Qwen2.5-7B@http://gpu:8000".
         attempts: Tries per call for retried models (replay and expert are never retried).
         sleep: How retries wait; tests inject a recorder.
-        **options: Passed to the model's constructor (e.g. temperature=0.2, timeout=30). The COMMON options are
-            accepted by every spec and dropped where meaningless (a replay script has no temperature).
+        **options: Passed to the model's constructor (e.g. temperature=0.2, timeout=30), except max_retry_wait,
+            which goes to the retries. The COMMON options are accepted by every spec and dropped where meaningless
+            (a replay script has no temperature).
 
     Example:
         >>> load_model("ollama:qwen2.5:0.5b").name
@@ -34,7 +35,8 @@ def load_model(spec: str, *, attempts: int = 4, sleep: Callable[[float], Any] = 
         return _BUILDERS[kind](rest, options)
     if kind not in _BUILDERS or not rest:
         raise ValueError(f"unknown model spec {spec!r}; use one of: {', '.join(FORMS)}")
-    return with_retries(_BUILDERS[kind](rest, options), attempts=attempts, sleep=sleep)
+    wait = {"max_retry_wait": options.pop("max_retry_wait")} if "max_retry_wait" in options else {}
+    return with_retries(_BUILDERS[kind](rest, options), attempts=attempts, sleep=sleep, **wait)
 
 
 def _openai(model: str, options: dict) -> Model:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Union
 
@@ -37,12 +38,14 @@ class ReplayModel:
             >>> m.assert_done()
         """
         self.steps = [_step(s, i) for i, s in enumerate(steps)]
+        # {role, text, delay} steps answer after `delay` seconds: a slow model, for tests that interrupt a run
+        self.delays = {i: float(s["delay"]) for i, s in enumerate(steps) if isinstance(s, dict) and "delay" in s}
         self.name, self.calls = name, 0
         self.requests: list[tuple[str, list[Message]]] = []  # (role, messages) of every call, for assertions
 
     @classmethod
     def from_file(cls, path: str | Path, name: str | None = None) -> "ReplayModel":
-        """Load the steps from a YAML or JSON list of strings, [role, text] pairs or {role, text} maps.
+        """Load the steps from a YAML or JSON list of strings, [role, text] pairs or {role, text[, delay]} maps.
 
         Example:
             >>> import tempfile, pathlib
@@ -76,6 +79,7 @@ class ReplayModel:
         if want is not None and want != role:
             raise ModelError(f"{self.name}: step {self.calls + 1} is scripted for {want!r} but {role!r} asked; "
                              "reorder the steps or drop the role")
+        time.sleep(self.delays.get(self.calls, 0.0))
         self.calls += 1
         return Completion(text, input_tokens=count_messages(messages), output_tokens=count_tokens(text),
                           meta={"step": self.calls})

@@ -8,17 +8,20 @@ from typing import Any, Callable
 
 from aoi.models.base import Completion, Message, Model, TransientModelError
 
+MAX_RETRY_WAIT = 60.0  # seconds: the default of model.max_retry_wait
+
 
 class RetryingModel:
     """A Model that retries another on TransientModelError; permanent ModelErrors pass straight through."""
 
     def __init__(self, model: Model, attempts: int = 4, base_delay: float = 0.5, max_delay: float = 20.0,
-                 sleep: Callable[[float], Any] = time.sleep, seed: int = 0):
+                 sleep: Callable[[float], Any] = time.sleep, seed: int = 0, max_retry_wait: float = MAX_RETRY_WAIT):
         """Wrap `model`; see `with_retries` for the arguments."""
         if attempts < 1:
             raise ValueError(f"attempts must be at least 1, got {attempts}; use 1 to disable retries")
         self.inner, self.name = model, model.name
         self.attempts, self.base_delay, self.max_delay = attempts, base_delay, max_delay
+        self.max_retry_wait = max_retry_wait
         self.sleep, self.rng = sleep, random.Random(seed)  # a private RNG: no global randomness
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
@@ -31,6 +34,8 @@ class RetryingModel:
             except TransientModelError as err:
                 if attempt == self.attempts:
                     raise _gave_up(err, attempt)
+                if err.retry_after is not None and err.retry_after > self.max_retry_wait:
+                    raise self._too_long(err, attempt)
                 delay = self.delay(attempt, err.retry_after)
                 self.sleep(delay)
                 waited += delay
@@ -47,6 +52,14 @@ class RetryingModel:
         backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return backoff * (0.5 + 0.5 * self.rng.random())  # "equal jitter": between half and all of it
 
+    def _too_long(self, err: TransientModelError, tries: int) -> TransientModelError:
+        """Return the error of a server that asks for a longer wait than we allow: retrying sooner would only
+        spend the attempts, so the call fails now and says which setting allows longer waits."""
+        err.args = (f"{err} (the server asks to wait {err.retry_after:.0f}s, more than model.max_retry_wait="
+                    f"{self.max_retry_wait:g}s; raise it (AOI_MAX_RETRY_WAIT) or try again later)", *err.args[1:])
+        err.attempts = tries
+        return err
+
     def __getattr__(self, attr: str) -> Any:
         """Expose the inner model's attributes (e.g. a local model's tokenizer)."""
         if attr == "inner":  # not yet set: avoid recursing during construction or unpickling
@@ -62,20 +75,24 @@ def _gave_up(err: TransientModelError, tries: int) -> TransientModelError:
 
 
 def with_retries(model: Model, attempts: int = 4, base_delay: float = 0.5, max_delay: float = 20.0,
-                 sleep: Callable[[float], Any] = time.sleep, seed: int = 0) -> RetryingModel:
+                 sleep: Callable[[float], Any] = time.sleep, seed: int = 0,
+                 max_retry_wait: float = MAX_RETRY_WAIT) -> RetryingModel:
     """Wrap a model so transient failures are retried with exponential back-off and jitter.
 
     Args:
         model: The model to wrap.
         attempts: Tries in all, the first included.
         base_delay: Seconds before the first retry (before jitter); it doubles each retry.
-        max_delay: Cap on the back-off in seconds (a server's Retry-After is honoured as given).
+        max_delay: Cap on the back-off in seconds (a server's Retry-After is honoured as given, up to the next).
         sleep: How to wait; tests inject a recorder.
         seed: Seed of the jitter's private RNG.
+        max_retry_wait: Longest Retry-After honoured, in seconds; a server asking for more fails the call at once
+            (its error says so) rather than holding the run for an hour.
 
     Example:
         >>> from aoi.models.replay import ReplayModel
         >>> with_retries(ReplayModel(["ok"])).complete([], role="observer").attempts
         1
     """
-    return RetryingModel(model, attempts=attempts, base_delay=base_delay, max_delay=max_delay, sleep=sleep, seed=seed)
+    return RetryingModel(model, attempts=attempts, base_delay=base_delay, max_delay=max_delay, sleep=sleep, seed=seed,
+                         max_retry_wait=max_retry_wait)
