@@ -9,6 +9,7 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable
 
+from aoi.twin import credentials
 from aoi.twin.clock import SimClock
 from aoi.twin.events import EventRecorder
 from aoi.twin.ids import Ids
@@ -75,7 +76,9 @@ class Twin:
             memo = {id(self.lock): lock, id(self.store.changed): threading.Condition(lock), id(self.catalog): self.catalog,
                     id(self.store.log): type(self.store.log)(maxlen=self.store.log.maxlen)}  # watches start afresh
             memo.update({id(obj): obj for obj in shared})
-            return copy.deepcopy(self, memo)
+            twin = copy.deepcopy(self, memo)
+        credentials.reissue(twin)  # a clone never answers to its original's bearer tokens
+        return twin
 
     # --- resources and objects ---
     def resource(self, name: str) -> Resource:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aoi.twin.api.authz import ADMIN, service_account_user
+from aoi.twin import credentials
 from aoi.twin.appruntime import CatalogRuntime
 from aoi.twin.bootstrap import NodeLeases, bootstrap, install_identities
 from aoi.twin.catalog import APP_NAMES, deploy, load_app
@@ -20,7 +20,6 @@ from aoi.twin.controllers.replicaset import ReplicaSetController
 from aoi.twin.controllers.scheduler import Scheduler
 from aoi.twin.controllers.statefulset import StatefulSetController
 from aoi.twin.controllers.volumes import PersistentVolumeController
-from aoi.rbac import IDENTITY_NAMESPACE
 from aoi.twin.behaviour import install as install_behaviour
 
 WARMUP_SECONDS = 300.0  # the apps have been up for five minutes when an episode starts
@@ -31,15 +30,6 @@ def default_controllers() -> list:
     return [NamespaceController(), DeploymentController(), ReplicaSetController(), StatefulSetController(),
             DaemonSetController(), JobController(), CronJobController(), PersistentVolumeController(), Scheduler(),
             Kubelet(), EndpointsController(), GarbageCollector(), NodeLeases(), ChaosController()]
-
-
-def _credentials(twin: Twin) -> None:
-    """Issue the admin, probe and executor bearer tokens."""
-    for role, user in (("admin", ADMIN), ("probe", service_account_user(IDENTITY_NAMESPACE, "probe")),
-                       ("executor", service_account_user(IDENTITY_NAMESPACE, "executor"))):
-        token = twin.ids.token()
-        twin.tokens[token] = user
-        twin.credentials[role] = token
 
 
 def build_twin(apps: tuple[str, ...] | list[str] = APP_NAMES, seed: int = 0, clock: SimClock | None = None,
@@ -57,7 +47,7 @@ def build_twin(apps: tuple[str, ...] | list[str] = APP_NAMES, seed: int = 0, clo
         twin.add_controller(controller)
     install_behaviour(twin, loaded, seed)
     with twin.lock:
-        _credentials(twin)
+        credentials.issue(twin)  # from `secrets`, not the seed
         bootstrap(twin)
         for app in loaded:
             deploy(twin, app)

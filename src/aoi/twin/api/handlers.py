@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import orjson
 import yaml
 
-from aoi.twin import errors, operations
+from aoi.twin import credentials, errors, operations
 from aoi.twin.api import authz
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
@@ -205,7 +205,7 @@ def evict(twin, route: Route, body: dict) -> dict:
 def token_request(twin, route: Route, body: dict) -> dict:
     """Issue a bearer token for a service account (kubectl create token)."""
     operations.get(twin, route.resource, route.namespace, route.name)
-    token = twin.ids.token()
+    token = credentials.new_token()  # from `secrets`: a credential never follows from the seed
     twin.tokens[token] = authz.service_account_user(route.namespace, route.name)
     expires = twin.clock.now() + int((body.get("spec") or {}).get("expirationSeconds") or 3600)
     from aoi.twin.clock import rfc3339
