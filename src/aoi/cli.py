@@ -89,15 +89,15 @@ TOUR = ("get nodes -o wide", "get pods -n test-hotel-reservation", "get svc geo 
 def twin_tour(seed: int = typer.Option(0, "--seed", help="Seed for names, IPs and hashes.")) -> None:
     """Serve HotelReservation on the twin and drive it with the real kubectl (a two-minute walkthrough)."""
     import shlex
-    import tempfile
 
+    from aoi import runtime_dirs
     from aoi.twin import build_twin
     from aoi.twin.kubectl import KubectlRunner
     from aoi.twin.serving import serve, write_kubeconfigs
 
     twin = build_twin(["hotel-reservation"], seed=seed)
     server = serve(twin)
-    folder = Path(tempfile.mkdtemp(prefix="aoi-tour-"))
+    folder = runtime_dirs.private_dir("tour")  # 0700, removed at exit
     kubeconfigs = write_kubeconfigs(twin, server.url, folder)
     runners = {role: KubectlRunner(twin, path, folder / "cache") for role, path in kubeconfigs.items()}
     typer.echo(f"# twin serving at {server.url}; kubeconfigs in {folder}\n")

@@ -75,12 +75,18 @@ def test_every_route_but_health_needs_the_token(url):
         assert status_of(lambda: bad.sessions()).status == 401
 
 
-def test_no_cors_and_docs_are_served(url):
+def test_no_cors_and_the_schema_needs_the_token(url):
     r = httpx.options(f"{url}/problems", headers={"Origin": "http://evil.example",
                                                    "Access-Control-Request-Method": "GET"})
     assert "access-control-allow-origin" not in r.headers
-    spec = httpx.get(f"{url}/openapi.json").json()
+    refused = httpx.get(f"{url}/openapi.json")
+    assert refused.status_code == 401 and "bearer token" in refused.json()["error"]
+    spec = httpx.get(f"{url}/openapi.json", headers={"Authorization": f"Bearer {TOKEN}"}).json()
     assert spec["info"]["title"] == "AOI environment server" and "/sessions/{session_id}/step" in spec["paths"]
+    assert "/openapi.json" not in spec["paths"] and "/health" in spec["paths"]
+    for page in ("/docs", "/redoc", "/docs/oauth2-redirect"):  # browsers cannot send the token: no pages
+        for headers in ({}, {"Authorization": f"Bearer {TOKEN}"}):
+            assert httpx.get(f"{url}{page}", headers=headers).status_code == 404
 
 
 def test_problem_listing_and_filters(client):

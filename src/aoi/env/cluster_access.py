@@ -10,6 +10,7 @@ import yaml
 from kubernetes.client.rest import ApiException
 from urllib3.exceptions import HTTPError
 
+from aoi import runtime_dirs
 from aoi.faults import Kube
 from aoi.rbac import IDENTITY_NAMESPACE
 from aoi.twin.kubectl import kubectl_binary
@@ -81,14 +82,12 @@ def cluster_entry(kubeconfig: Path) -> dict:
 
 def write_kubeconfig(path: Path, cluster: dict, role: str, token: str) -> Path:
     """Write a token kubeconfig for one role (readable by this user only)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     config = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "aoi", "cluster": cluster}],
               "users": [{"name": f"aoi-{role}", "user": {"token": token}}],
               "contexts": [{"name": f"aoi-{role}", "context": {"cluster": "aoi", "user": f"aoi-{role}"}}],
               "current-context": f"aoi-{role}"}
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    path.chmod(0o600)
-    return path
+    return runtime_dirs.write_private(path, yaml.safe_dump(config, sort_keys=False).encode())  # 0600 from the start
 
 
 def role_kubeconfigs(kube: Kube, admin: Path, folder: Path, namespace: str) -> dict[str, Path]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
+from aoi import runtime_dirs
 from aoi.env.parser import ParseError, parse
 from aoi.env.prompts import task_prompt
 from aoi.problems.model import Problem
@@ -77,7 +76,7 @@ class Env:
         self.max_steps = max_steps
         self.seconds_per_step = seconds_per_step
         self._owns_dir = workdir is None
-        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="aoi-episode-"))
+        self.workdir = Path(workdir) if workdir else runtime_dirs.private_dir("episode")  # 0700, gone at exit
         self.backend = _backend(backend, seed, self.workdir, backend_options)
         self.trace: list[dict] = []
         self.steps = 0
@@ -122,7 +121,7 @@ class Env:
         """Stop the backend and remove the episode folder when it was a temporary one."""
         self.backend.close()
         if self._owns_dir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            runtime_dirs.remove(self.workdir)
 
     # --- actions ---
     def _act(self, action_text: str, role: str | None) -> tuple[str, bool, object]:

@@ -1,16 +1,15 @@
 """The environment over HTTP: sessions of AIOpsLab problems on the twin, for remote agents and rollout workers.
 
-Served on 127.0.0.1 only; every route but /health needs `Authorization: Bearer <token>`. No CORS: browsers on other
-origins get nothing. Blocking work (building a twin, stepping it) runs in worker threads, so one slow session never
-stalls the others.
+Served on 127.0.0.1 only; every route but /health needs `Authorization: Bearer <token>`, the OpenAPI schema
+(/openapi.json) included. There are no /docs or /redoc pages: a browser cannot send the bearer token with a page
+load, and Swagger UI's scripts would come from the internet. No CORS: browsers on other origins get nothing.
+Blocking work (building a twin, stepping it) runs in worker threads, so one slow session never stalls the others.
 """
 
 from __future__ import annotations
 
 import secrets
-import shutil
 import socket
-import tempfile
 import time
 from contextlib import asynccontextmanager
 from importlib.metadata import version as package_version
@@ -23,6 +22,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException
 
+from aoi import runtime_dirs
 from aoi.env import schemas as s
 from aoi.env import tokens
 from aoi.env.sessions import (IDLE_TIMEOUT, EpisodeOver, InvalidRequest, Session, SessionPool, TooManySessions,
@@ -34,7 +34,7 @@ DESCRIPTION = """Play AIOpsLab problems on the Kubernetes digital twin over HTTP
 Create a session for a problem id (`POST /sessions`; each session gets its own twin), read the task text it
 returns, then `POST /sessions/{id}/step` actions in AIOpsLab's format until the episode ends with a submission
 (`POST /sessions/{id}/submit` renders one for you) or the step budget. `DELETE` the session when done; idle sessions
-close by themselves. Every route except `/health` needs `Authorization: Bearer <token>`."""
+close by themselves. Every route except `/health` needs `Authorization: Bearer <token>`, this schema included."""
 
 ERRORS = {code: {"model": s.ErrorBody} for code in (401, 404, 409, 422, 429, 500)}
 _bearer = HTTPBearer(auto_error=False, description="The token `aoi serve-env` wrote to its token file.")
@@ -58,7 +58,8 @@ def create_app(token: str, max_sessions: int = 16, workdir: Path | None = None,
         yield
         pool.close_all()
 
-    app = FastAPI(title="AOI environment server", description=DESCRIPTION, version=_version(), lifespan=lifespan)
+    app = FastAPI(title="AOI environment server", description=DESCRIPTION, version=_version(), lifespan=lifespan,
+                  docs_url=None, redoc_url=None, openapi_url=None)  # the schema is served below, behind the token
     app.state.pool = pool
     _add_error_handlers(app)
 
@@ -67,7 +68,14 @@ def create_app(token: str, max_sessions: int = 16, workdir: Path | None = None,
         """Report liveness, version and load; needs no token."""
         return s.Health(version=_version(), active_sessions=len(pool), max_sessions=pool.max_sessions)
 
-    app.include_router(_router(pool, _auth(token)))
+    require_token = _auth(token)
+    app.include_router(_router(pool, require_token))
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(require_token)])
+    def openapi():
+        """Return the OpenAPI schema (needs the token)."""
+        return app.openapi()
+
     return app
 
 
@@ -138,17 +146,17 @@ def serve(port: int = 0, token: str | None = None, *, token_file: Path | None = 
 
     Example:
         >>> serve(8765, token_file=Path("~/.aoi/env.token"))  # doctest: +SKIP
-        aoi serve-env ready at http://127.0.0.1:8765 (docs: /docs); bearer token in /home/me/.aoi/env.token
+        aoi serve-env ready at http://127.0.0.1:8765 (schema: /openapi.json); bearer token in /home/me/.aoi/env.token
     """
     sock = bind(port)
-    scratch = None if token or token_file else Path(tempfile.mkdtemp(prefix="aoi-serve-env-"))
-    cleanup = (lambda: shutil.rmtree(scratch, ignore_errors=True)) if scratch else (lambda: None)
+    scratch = None if token or token_file else runtime_dirs.private_dir("serve-env")  # 0700, gone at exit
+    cleanup = (lambda: runtime_dirs.remove(scratch)) if scratch else (lambda: None)
     try:
         token, where = _token(token, token_file or (scratch / "token" if scratch else None))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         app = create_app(token, max_sessions, workdir, idle_timeout)
         config = uvicorn.Config(app, log_level=log_level, access_log=log_level in ("debug", "info"))
-        ready = f"aoi serve-env ready at {url} (docs: {url}/docs); {where}"
+        ready = f"aoi serve-env ready at {url} (schema: {url}/openapi.json); {where}"
         _ReadyServer(config, ready, cleanup).run(sockets=[sock])
     finally:
         sock.close()
@@ -255,7 +263,7 @@ async def _invalid_body(_: Request, exc: RequestValidationError) -> JSONResponse
     from fastapi.encoders import jsonable_encoder
 
     where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-    return JSONResponse({"error": f"invalid request ({where}); see /docs for the schema",
+    return JSONResponse({"error": f"invalid request ({where}); GET /openapi.json has the schema",
                          "details": jsonable_encoder(exc.errors())}, 422)
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import stat
 from pathlib import Path
+
+from aoi import runtime_dirs
 
 
 def new_token() -> str:
@@ -17,19 +18,13 @@ def write_token(path: Path, token: str) -> Path:
     """Write a token to a file readable by its owner only (0600), creating the folder (0700) if needed.
 
     Example:
-        >>> import tempfile; p = write_token(Path(tempfile.mkdtemp()) / "token", "x" * 20)
+        >>> p = write_token(runtime_dirs.private_dir("doctest") / "token", "x" * 20)
         >>> oct(p.stat().st_mode & 0o777), read_token(p) == "x" * 20
         ('0o600', True)
     """
     path = Path(path).expanduser()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # an existing file keeps its old mode through O_CREAT; tighten it
-        os.write(fd, (token + "\n").encode())
-    finally:
-        os.close(fd)
-    return path
+    return runtime_dirs.write_private(path, (token + "\n").encode())
 
 
 def read_token(path: Path) -> str:

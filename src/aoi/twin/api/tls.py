@@ -5,16 +5,16 @@ from __future__ import annotations
 import datetime
 import functools
 import ipaddress
-import threading
+import os
 import ssl
-import tempfile
-from pathlib import Path
+import threading
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from aoi import runtime_dirs
 
 _LOCK = threading.Lock()  # lru_cache alone may run the body twice under threads: two certificates, one server
 
@@ -52,11 +52,33 @@ def server_context() -> ssl.SSLContext:
 @functools.lru_cache(maxsize=1)
 def _server_context(cert: bytes, key: bytes) -> ssl.SSLContext:
     """Build the context once."""
-    folder = Path(tempfile.mkdtemp(prefix="aoi-tls-"))
-    (folder / "tls.crt").write_bytes(cert)
-    (folder / "tls.key").write_bytes(key)
-    (folder / "tls.key").chmod(0o600)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(folder / "tls.crt", folder / "tls.key")
+    try:
+        _load_from_memory(ctx, cert, key)
+    except (AttributeError, OSError):  # no memfd_create (not Linux) or no /proc: fall back to files
+        _load_from_private_files(ctx, cert, key)
     ctx.set_alpn_protocols(["http/1.1"])
     return ctx
+
+
+def _load_from_memory(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
+    """Load the pair through anonymous in-memory files (Linux), so the key never reaches a file system."""
+    fds: list[int] = []  # ssl loads keys from paths only; /proc/self/fd/N names a memory file
+    try:
+        for name, data in (("tls.crt", cert), ("tls.key", key)):
+            fds.append(os.memfd_create(name, os.MFD_CLOEXEC))
+            os.write(fds[-1], data)
+        ctx.load_cert_chain(*(f"/proc/self/fd/{fd}" for fd in fds))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _load_from_private_files(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
+    """Load the pair from 0600 files in a private folder that is removed as soon as they are read."""
+    folder = runtime_dirs.private_dir("tls")
+    try:
+        ctx.load_cert_chain(runtime_dirs.write_private(folder / "tls.crt", cert),
+                            runtime_dirs.write_private(folder / "tls.key", key))
+    finally:
+        runtime_dirs.remove(folder)

@@ -1,0 +1,123 @@
+"""Private temporary folders that live as long as their process: kubeconfigs, keys and episode files.
+
+Each folder is made 0700 under the temp dir and named aoi-<kind>-<pid>-<random>. It is removed by `remove()` or at
+exit; a process killed before that (SIGKILL, SIGTERM without a handler, a crash) leaves it behind, and the next
+process that makes a folder sweeps every leftover of ours whose owner is gone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+PREFIX = "aoi-"
+_NAME = re.compile(r"aoi-[a-z][a-z-]*-(\d+)-[a-z0-9_]{8}")  # mkdtemp's random part is 8 of [a-z0-9_]
+_KIND = re.compile(r"[a-z][a-z-]*[a-z]")
+_live: dict[Path, int] = {}  # folder -> pid that made it (a forked child must not remove its parent's folders)
+_lock = threading.Lock()
+
+
+def private_dir(kind: str, root: str | Path | None = None) -> Path:
+    """Make a folder only this user can enter (0700), removed at exit; sweep dead processes' leftovers first.
+
+    Example:
+        >>> folder = private_dir("doctest")
+        >>> oct(folder.stat().st_mode & 0o777), folder.name.startswith(f"aoi-doctest-{os.getpid()}-")
+        ('0o700', True)
+        >>> remove(folder); folder.exists()
+        False
+    """
+    if not _KIND.fullmatch(kind):
+        raise ValueError(f"folder kind {kind!r} must be lowercase letters and dashes, e.g. 'episode' or 'serve-env'")
+    sweep(root)
+    path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-{os.getpid()}-", dir=root))  # mkdtemp makes it 0700
+    with _lock:
+        _live[path] = os.getpid()
+    return path
+
+
+def remove(path: str | Path) -> None:
+    """Remove a folder made by private_dir (and everything in it); a missing folder is fine."""
+    path = Path(path)
+    shutil.rmtree(path, ignore_errors=True)
+    with _lock:
+        _live.pop(path, None)
+
+
+def write_private(path: str | Path, data: bytes) -> Path:
+    """Write a file only its owner can read or write (0600 from the first byte, also when it already existed).
+
+    Example:
+        >>> folder = private_dir("doctest"); p = write_private(folder / "key", b"secret")
+        >>> oct(p.stat().st_mode & 0o777), p.read_bytes()
+        ('0o600', b'secret')
+        >>> remove(folder)
+    """
+    path = Path(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # O_CREAT keeps an existing file's mode; tighten it
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    return path
+
+
+def sweep(root: str | Path | None = None) -> list[Path]:
+    """Remove this user's aoi-<kind>-<pid>-* folders whose process has ended; return what was removed."""
+    removed = []
+    with os.scandir(root or tempfile.gettempdir()) as entries:
+        for entry in entries:
+            match = _NAME.fullmatch(entry.name)
+            if match and entry.is_dir(follow_symlinks=False) and _orphaned(entry, int(match.group(1))):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def _orphaned(entry: os.DirEntry, pid: int) -> bool:
+    """Tell whether a folder is ours (same uid) and the process that made it is gone."""
+    try:
+        stat = entry.stat(follow_symlinks=False)
+    except OSError:  # another process swept it first
+        return False
+    if stat.st_uid != os.getuid() or pid == os.getpid():
+        return False
+    return not _alive(pid) or _started_after(pid, stat.st_mtime)
+
+
+def _alive(pid: int) -> bool:
+    """Tell whether a process with this pid exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive (and its folders are not ours anyway)
+        return True
+    return True
+
+
+def _started_after(pid: int, when: float) -> bool:
+    """Tell whether the process now holding pid started after `when` (so the pid was reused; Linux only)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, IndexError, StopIteration, ValueError):
+        return False  # cannot tell: keep the folder
+    started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    return started > when + 1.0  # btime has whole seconds
+
+
+@atexit.register
+def _remove_all() -> None:
+    """Remove the folders this process made and has not removed yet."""
+    with _lock:
+        mine = [path for path, pid in _live.items() if pid == os.getpid()]
+    for path in mine:
+        remove(path)
