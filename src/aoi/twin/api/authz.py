@@ -32,6 +32,11 @@ BASIC_USER_RULES = (
      "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
     {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
 )
+# system:discovery and system:public-info-viewer, also bound to system:authenticated: the discovery and health paths.
+DISCOVERY_RULES = (
+    {"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
+                                           "/openapi/*", "/readyz", "/version", "/version/"]},
+)
 ADMIN = User("kubernetes-admin", ("kubeadm:cluster-admins", "system:masters", "system:authenticated"))
 
 
@@ -91,3 +96,28 @@ def allowed(twin, user: User, verb: str, group: str, resource: str, subresource:
     target = f"{resource}/{subresource}" if subresource else resource
     return any(_rule_allows(r, verb, group, target, name) for r in rules_for(twin, user, namespace))
 
+
+
+def non_resource_rules(twin, user: User) -> list[dict]:
+    """Return the rules granting non-resource URLs to the user (only cluster-wide bindings can grant them)."""
+    rules = [dict(r) for r in DISCOVERY_RULES] if "system:authenticated" in user.groups else []
+    return rules + [r for r in rules_for(twin, user, "") if r.get("nonResourceURLs")]
+
+
+def _url_matches(pattern: str, path: str) -> bool:
+    """Tell whether a nonResourceURLs entry covers a path (`*` at the end matches any suffix)."""
+    return pattern == path or (pattern.endswith("*") and path.startswith(pattern[:-1]))
+
+
+def non_resource_allowed(twin, user: User, verb: str, path: str) -> bool:
+    """Decide a non-resource request (a path such as /healthz) as the RBAC authorizer would.
+
+    Example:
+        >>> non_resource_allowed(None, ADMIN, "get", "/metrics")
+        True
+    """
+    if user.is_admin:
+        return True
+    return any(("*" in (r.get("verbs") or []) or verb in (r.get("verbs") or []))
+               and any(_url_matches(p, path) for p in r.get("nonResourceURLs") or [])
+               for r in non_resource_rules(twin, user))

@@ -6,6 +6,8 @@ import hashlib
 
 import orjson
 
+from aoi.twin.api import routes
+from aoi.twin.api.handlers import Reply, ok
 from aoi.twin.resources import CATALOG, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, Resource
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -123,3 +125,32 @@ def openapi_root() -> dict:
             digest = hashlib.sha256(orjson.dumps(openapi_document(group, version))).hexdigest().upper()[:64]
             paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
     return {"paths": paths}
+
+
+def non_resource(path: str, accept: str) -> Reply | None:
+    """Answer version, discovery and OpenAPI paths; None when the path is not one of them."""
+    segments, _ = routes.split(path)
+    joined = "/".join(segments)
+    wants_aggregated = "as=APIGroupDiscoveryList" in accept
+    if joined == "version":
+        return ok(VERSION)
+    if joined in ("api", "apis"):
+        core = joined == "api"
+        if wants_aggregated:
+            return Reply(200, orjson.dumps(aggregated(core)), AGGREGATED)
+        return ok(legacy_root(core))
+    if joined in ("healthz", "livez", "readyz"):
+        return Reply(200, b"ok", "text/plain")
+    if len(segments) in (2, 3) and segments[0] in ("api", "apis"):
+        group, version = ("", segments[1]) if segments[0] == "api" else (segments[1], segments[2] if len(segments) > 2 else "")
+        doc = resource_list(group, version)
+        return ok(doc) if doc else None
+    if joined == "openapi/v3":
+        return ok(openapi_root())
+    if segments[:2] == ["openapi", "v3"] and len(segments) > 2:
+        rest = segments[2:]
+        group, version = ("", rest[1]) if rest[0] == "api" and len(rest) == 2 else (
+            (rest[1], rest[2]) if rest[0] == "apis" and len(rest) == 3 else (None, None))
+        doc = openapi_document(group, version) if group is not None else None
+        return ok(doc) if doc else None
+    return None

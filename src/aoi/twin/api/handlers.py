@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import orjson
 import yaml
 
-from aoi.twin import credentials, errors, operations
-from aoi.twin.api import authz
+from aoi.twin import errors, operations
+from aoi.twin.api import authz, bodies
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
@@ -19,6 +19,7 @@ from aoi.twin.selectors import SelectorError, parse_field_selector, parse_label_
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+REVIEW_KINDS = ("SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview")
 
 
 @dataclass
@@ -55,17 +56,29 @@ def ok(obj, code: int = 200) -> Reply:
     return Reply(code, orjson.dumps(obj))
 
 
-def decode(call: Call) -> dict:
-    """Decode a request body: JSON, YAML or Kubernetes protobuf."""
-    ctype = (call.headers.get("content-type") or JSON).split(";")[0].strip()
+def decode_raw(body: bytes, ctype: str):
+    """Decode a body by its media type (JSON, YAML or Kubernetes protobuf), refusing deep nesting."""
     try:
         if ctype == PROTOBUF:
-            return decode_body(call.body)
-        if ctype in ("application/yaml", "application/apply-patch+yaml"):
-            return yaml.safe_load(call.body) or {}
-        return orjson.loads(call.body or b"{}")
-    except (ProtobufError, orjson.JSONDecodeError, yaml.YAMLError) as exc:
+            data = decode_body(body)
+        elif ctype in ("application/yaml", "application/apply-patch+yaml"):
+            data = yaml.safe_load(body)
+        else:
+            data = orjson.loads(body or b"{}")
+    except (ProtobufError, orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"the request body could not be decoded as {ctype}: {exc}") from exc
+    except RecursionError as exc:
+        raise bodies.too_deep() from exc
+    if bodies.depth(data) > bodies.MAX_DEPTH:
+        raise bodies.too_deep()
+    return data
+
+
+def decode(call: Call) -> dict:
+    """Decode a request body into an object of the route's kind (a top-level shape check included)."""
+    ctype = (call.headers.get("content-type") or JSON).split(";")[0].strip()
+    data = decode_raw(call.body, ctype)
+    return bodies.check_object({} if data is None else data, call.route.resource.kind)
 
 
 def matcher(route: Route):
@@ -115,12 +128,12 @@ def create_object(twin, call: Call) -> Reply:
     """Answer a POST."""
     r = call.route
     body = decode(call)
-    if r.resource.kind in ("SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview"):
+    if r.resource.kind in REVIEW_KINDS:  # never stored, so a dry run answers exactly the same
         return ok(self_review(twin, call.user, body), 201)
     if r.subresource == "token":
-        return ok(token_request(twin, r, body), 201)
+        return ok(token_request(twin, r, body, call.dry_run), 201)
     if r.subresource == "eviction":
-        return ok(evict(twin, r, body), 201)
+        return ok(evict(twin, r, body, call.dry_run), 201)
     if r.name or r.subresource:
         raise errors.method_not_allowed(f"the server does not allow this method on {r.resource.key}/{r.subresource}")
     return ok(operations.create(twin, r.resource, r.namespace, body, call.dry_run), 201)
@@ -143,6 +156,8 @@ def patch_object(twin, call: Call) -> Reply:
 
     r = call.route
     ctype = call.headers.get("content-type") or ""
+    if "yaml" in ctype:  # the patch engine decodes YAML itself: bound its depth first
+        decode_raw(call.body, ctype.split(";")[0].strip())
     existed = twin.store.get(r.resource, r.namespace, r.name) is not None
     body = restamp_restart(twin, call.headers, call.body)
     try:
@@ -157,7 +172,7 @@ def patch_object(twin, call: Call) -> Reply:
 def delete_object(twin, call: Call) -> Reply:
     """Answer a DELETE of one object or a collection."""
     r = call.route
-    options = orjson.loads(call.body) if call.body.strip() else {}
+    options = bodies.delete_options(decode_raw(call.body, JSON) if call.body.strip() else {})
     dry_run = call.dry_run or "All" in (options.get("dryRun") or [])  # kubectl sends DeleteOptions.dryRun
     if not r.name:
         for obj in list(twin.store.list(r.resource, r.namespace or None, matcher(r))):
@@ -169,26 +184,15 @@ def delete_object(twin, call: Call) -> Reply:
 
 
 def self_review(twin, user: authz.User, body: dict) -> dict:
-    """Answer SelfSubjectAccessReview, SelfSubjectRulesReview and SelfSubjectReview."""
+    """Answer SelfSubjectAccessReview, SelfSubjectRulesReview and SelfSubjectReview (never stored)."""
     body = dict(body)
     spec = body.get("spec") or {}
     if body.get("kind") == "SelfSubjectReview":
         body["status"] = {"userInfo": {"username": user.name, "groups": list(user.groups)}}
     elif body.get("kind") == "SelfSubjectRulesReview":
-        rules = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}] if user.is_admin else [
-            {k: r.get(k, []) for k in ("verbs", "apiGroups", "resources", "resourceNames") if r.get(k)}
-            for r in authz.rules_for(twin, user, spec.get("namespace", ""))]
-        non_resource = [{"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
-                                                               "/livez", "/openapi", "/openapi/*", "/readyz",
-                                                               "/version", "/version/"]}]
-        body["status"] = {"resourceRules": rules, "nonResourceRules": non_resource, "incomplete": False}
+        body["status"] = rules_review(twin, user, spec.get("namespace", ""))
     else:
-        attrs = spec.get("resourceAttributes") or {}
-        allowed = bool(attrs) and authz.allowed(twin, user, attrs.get("verb", ""), attrs.get("group", ""),
-                                                attrs.get("resource", ""), attrs.get("subresource", ""),
-                                                attrs.get("namespace", ""), attrs.get("name", ""))
-        if spec.get("nonResourceAttributes"):
-            allowed = True
+        allowed = access_review(twin, user, spec)
         body["status"] = {"allowed": allowed}
         if not allowed and not user.is_admin:
             body["status"]["reason"] = ""
@@ -196,17 +200,48 @@ def self_review(twin, user: authz.User, body: dict) -> dict:
     return body
 
 
-def evict(twin, route: Route, body: dict) -> dict:
-    """Evict a pod (kubectl drain): delete it gracefully; no PodDisruptionBudget stands in the way here."""
-    operations.delete(twin, route.resource, route.namespace, route.name, body.get("deleteOptions") or {})
+def rules_review(twin, user: authz.User, namespace: str) -> dict:
+    """Return the status of a SelfSubjectRulesReview: the user's resource and non-resource rules."""
+    if user.is_admin:
+        rules = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
+        non_resource = [dict(r) for r in authz.DISCOVERY_RULES]
+    else:
+        rules = [{k: r.get(k, []) for k in ("verbs", "apiGroups", "resources", "resourceNames") if r.get(k)}
+                 for r in authz.rules_for(twin, user, namespace) if r.get("resources")]
+        non_resource = [{k: r[k] for k in ("verbs", "nonResourceURLs")} for r in authz.non_resource_rules(twin, user)]
+    return {"resourceRules": rules, "nonResourceRules": non_resource, "incomplete": False}
+
+
+def access_review(twin, user: authz.User, spec: dict) -> bool:
+    """Decide a SelfSubjectAccessReview: resourceAttributes, or nonResourceAttributes (a path and a verb)."""
+    attrs = spec.get("resourceAttributes")
+    if isinstance(attrs, dict) and attrs:
+        return authz.allowed(twin, user, str(attrs.get("verb", "")), str(attrs.get("group", "")),
+                             str(attrs.get("resource", "")), str(attrs.get("subresource", "")),
+                             str(attrs.get("namespace", "")), str(attrs.get("name", "")))
+    path_attrs = spec.get("nonResourceAttributes")
+    if isinstance(path_attrs, dict) and path_attrs.get("path"):
+        return authz.non_resource_allowed(twin, user, str(path_attrs.get("verb", "")), str(path_attrs["path"]))
+    return False
+
+
+def evict(twin, route: Route, body: dict, dry_run: bool = False) -> dict:
+    """Evict a pod (kubectl drain): delete it gracefully; no PodDisruptionBudget stands in the way here.
+
+    A dry run (`dryRun=All`, or deleteOptions.dryRun as `kubectl drain --dry-run=server` sends) changes nothing.
+    """
+    options = bodies.delete_options(body.get("deleteOptions"))
+    operations.delete(twin, route.resource, route.namespace, route.name, options,
+                      dry_run or "All" in (options.get("dryRun") or []))
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
 
-def token_request(twin, route: Route, body: dict) -> dict:
-    """Issue a bearer token for a service account (kubectl create token)."""
+def token_request(twin, route: Route, body: dict, dry_run: bool = False) -> dict:
+    """Issue a bearer token for a service account (kubectl create token); a dry run issues none."""
     operations.get(twin, route.resource, route.namespace, route.name)
-    token = credentials.new_token()  # from `secrets`: a credential never follows from the seed
-    twin.tokens[token] = authz.service_account_user(route.namespace, route.name)
+    token = "" if dry_run else twin.ids.token()
+    if token:
+        twin.tokens[token] = authz.service_account_user(route.namespace, route.name)
     expires = twin.clock.now() + int((body.get("spec") or {}).get("expirationSeconds") or 3600)
     from aoi.twin.clock import rfc3339
 

@@ -2,77 +2,38 @@
 
 from __future__ import annotations
 
-import select
+import logging
+import selectors
 import socket
 import ssl
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
-import orjson
-
+from aoi.twin import errors
 from aoi.twin.api import authz, discovery, handlers, pods, routes
-from aoi.twin.api.handlers import Call, Reply, ok
+from aoi.twin.api.connection import READ_TIMEOUT, Connection
+from aoi.twin.api.handlers import Call, Reply
 from aoi.twin.api.watch import pull_for_poll, serve_watch
 from aoi.twin.errors import ApiError
+from aoi.twin.resources import SUBRESOURCE_VERBS
+
+log = logging.getLogger(__name__)
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")  # the rest answer 405 once authenticated
 
 VERBS = {"list": handlers.list_objects, "get": handlers.get_object, "create": handlers.create_object,
          "update": handlers.update_object, "patch": handlers.patch_object, "delete": handlers.delete_object,
          "deletecollection": handlers.delete_object}
 
 
-def non_resource(path: str, accept: str) -> Reply | None:
-    """Answer version, discovery and OpenAPI paths; None when the path is not one of them."""
-    segments, _ = routes.split(path)
-    joined = "/".join(segments)
-    aggregated = "as=APIGroupDiscoveryList" in accept
-    if joined == "version":
-        return ok(discovery.VERSION)
-    if joined in ("api", "apis"):
-        core = joined == "api"
-        if aggregated:
-            return Reply(200, orjson.dumps(discovery.aggregated(core)), discovery.AGGREGATED)
-        return ok(discovery.legacy_root(core))
-    if joined in ("healthz", "livez", "readyz"):
-        return Reply(200, b"ok", "text/plain")
-    if len(segments) in (2, 3) and segments[0] in ("api", "apis"):
-        group, version = ("", segments[1]) if segments[0] == "api" else (segments[1], segments[2] if len(segments) > 2 else "")
-        doc = discovery.resource_list(group, version)
-        return ok(doc) if doc else None
-    if joined == "openapi/v3":
-        return ok(discovery.openapi_root())
-    if segments[:2] == ["openapi", "v3"] and len(segments) > 2:
-        rest = segments[2:]
-        group, version = ("", rest[1]) if rest[0] == "api" and len(rest) == 2 else (
-            (rest[1], rest[2]) if rest[0] == "apis" and len(rest) == 3 else (None, None))
-        doc = discovery.openapi_document(group, version) if group is not None else None
-        return ok(doc) if doc else None
-    return None
-
-
-class Handler(BaseHTTPRequestHandler):
-    """One Kubernetes API connection."""
-
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # one response, one segment: avoids the 40 ms delayed-ACK stall
-
-    def setup(self):
-        """Do the TLS handshake in this connection's own thread, not in the accept loop."""
-        self.request = self.server.tls.wrap_socket(self.request, server_side=True)
-        super().setup()
-
-    def handle(self):
-        """Serve the connection; a client that drops mid-handshake is not an error."""
-        try:
-            super().handle()
-        except (ssl.SSLError, ConnectionResetError, BrokenPipeError, TimeoutError):
-            self.close_connection = True
-
-    def log_message(self, format, *args):  # noqa: A002 - silence the stdlib access log
-        """Keep quiet; the twin is not a web server for humans."""
+class Handler(Connection):
+    """One Kubernetes API connection: authenticate, route, authorize, answer."""
 
     # --- HTTP methods ---
     def do_GET(self):
         self.dispatch("GET")
+
+    def do_HEAD(self):
+        self.dispatch("HEAD")
 
     def do_POST(self):
         self.dispatch("POST")
@@ -86,27 +47,64 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self.dispatch("DELETE")
 
+    def do_OPTIONS(self):
+        self.dispatch("OPTIONS")
+
+    def __getattr__(self, name: str):
+        """Route any other method (TRACE, CONNECT, lower-case or made-up ones) to dispatch, which answers 405."""
+        if name.startswith("do_"):
+            return lambda: self.dispatch(name[3:])
+        raise AttributeError(name)
+
     # --- dispatch ---
     def dispatch(self, method: str) -> None:
-        """Authenticate, route, authorize and answer one request."""
-        twin = self.server.twin
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        """Authenticate, read the body, route, authorize and answer one request; every failure gets a Status."""
+        self.streaming, self.head_only, self.unread = False, method == "HEAD", False
+        body = b""
         try:
-            user = authz.authenticate(twin.tokens, headers.get("authorization"))
-            route = routes.parse(self.path)
-            if route is None:
-                reply = non_resource(self.path, headers.get("accept") or "")
-                if reply is None:
-                    raise ApiError(404, "NotFound", "the server could not find the requested resource")
-                return self.send_reply(reply)
-            call = Call(method, route, user, headers, body)
-            self.authorize(twin, call)
-            self.answer(twin, call)
+            user = self.authenticate()
+            body = self.read_body()
+            self.route_and_answer(method, user, body)
         except ApiError as exc:
-            self.send_reply(Reply(exc.code, *exc.body()))
+            self.fail(exc)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True
+        except Exception as exc:  # noqa: BLE001 - a bug must cost one request a Status, never the connection
+            self.fail(unexpected(exc, body))
+        if self.unread:
+            self.linger()
+
+    def authenticate(self) -> authz.User:
+        """Return the caller; an unauthenticated request is refused before its body is read."""
+        try:
+            return authz.authenticate(self.server.twin.tokens, self.headers.get("Authorization"))
+        except ApiError:
+            self.close_connection = self.unread = self.declares_body()  # an unread body cannot be skipped
+            raise
+
+    def route_and_answer(self, method: str, user: authz.User, body: bytes) -> None:
+        """Answer a resource request, or a version, discovery or health path."""
+        twin = self.server.twin
+        if method not in METHODS:
+            raise not_allowed()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        route = routes.parse(self.path)
+        if route is None:
+            reply = discovery.non_resource(self.path, headers.get("accept") or "") if method in ("GET", "HEAD") else None
+            if reply is None:
+                raise ApiError(404, "NotFound", routes.NOT_FOUND) if method in ("GET", "HEAD") else not_allowed()
+            return self.send_reply(reply)
+        routes.check_query(method, route.query)
+        call = Call(method, route, user, headers, body)
+        self.authorize(twin, call)
+        self.answer(twin, call)
+
+    def fail(self, exc: ApiError) -> None:
+        """Answer an error with its Status; once a stream has started, only closing is left."""
+        if self.streaming:
+            self.close_connection = True
+            return
+        self.send_reply(Reply(exc.code, *exc.body()))
 
     def authorize(self, twin, call: Call) -> None:
         """Refuse what RBAC does not allow, with the authorizer's message."""
@@ -116,8 +114,7 @@ class Handler(BaseHTTPRequestHandler):
             verb = "create"
         with twin.lock:
             permitted = authz.allowed(twin, call.user, verb, r.group, r.plural, r.subresource, r.namespace, r.name)
-        if not permitted and r.resource.kind not in ("SelfSubjectAccessReview", "SelfSubjectRulesReview",
-                                                     "SelfSubjectReview"):
+        if not permitted:
             resource = f"{r.plural}/{r.subresource}" if r.subresource else r.plural
             raise errors_forbidden(call, verb, resource)
 
@@ -125,6 +122,9 @@ class Handler(BaseHTTPRequestHandler):
         """Run the verb's handler (streaming ones write directly)."""
         r = call.route
         verb = routes.verb(call.method, r)
+        served = SUBRESOURCE_VERBS.get(r.subresource, ()) if r.subresource else r.resource.verbs
+        if verb not in served or (self.head_only and (verb == "watch" or r.subresource == "exec")):
+            raise not_allowed()  # a stream has no headers-only form either
         if r.subresource == "exec":
             return pods.serve_exec(self, twin, call)
         if verb == "watch":
@@ -139,58 +139,18 @@ class Handler(BaseHTTPRequestHandler):
                 reply = VERBS[verb](twin, call)
         self.send_reply(reply)
 
-    # --- writing ---
-    def send_reply(self, reply: Reply) -> None:
-        """Write a whole response in one send."""
-        head = (f"HTTP/1.1 {reply.code} {self.responses.get(reply.code, ('',))[0]}\r\n"
-                f"Content-Type: {reply.content_type}\r\nContent-Length: {len(reply.body)}\r\n"
-                f"Cache-Control: no-cache, private\r\n\r\n")
-        self.wfile.write(head.encode() + reply.body)
-        self.wfile.flush()
+def not_allowed() -> ApiError:
+    """Return the 405 for a method the requested resource does not serve."""
+    return errors.method_not_allowed("the server does not allow this method on the requested resource")
 
-    def start_stream(self, content_type: str) -> None:
-        """Begin a chunked response (watch)."""
-        # the stream ends by closing the connection, so say so: clients must not reuse it
-        self.wfile.write(f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n"
-                         f"Cache-Control: no-cache, private\r\nConnection: close\r\n\r\n".encode())
-        self.wfile.flush()
 
-    def write_chunk(self, data: bytes) -> bool:
-        """Write one chunk; return False when the client has gone."""
-        try:
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-            return True
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
-            self.close_connection = True
-            return False
-
-    def end_stream(self) -> None:
-        """Finish a chunked response."""
-        self.write_chunk(b"")
-        self.close_connection = True
-
-    def connection_alive(self, wait: float = 0.0) -> bool:
-        """Tell whether the client is still connected, waiting up to `wait` seconds for it to hang up."""
-        try:
-            readable, _, _ = select.select([self.connection], [], [], wait)
-            if not readable:
-                return True
-            return bool(self.connection.recv(1, socket.MSG_PEEK))
-        except (OSError, ssl.SSLError, ValueError):
-            return False
-
-    def upgrade(self, accept: str, protocol: str) -> None:
-        """Switch the connection to WebSocket with the chosen channel protocol."""
-        self.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                          f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: {protocol}\r\n\r\n").encode())
-        self.wfile.flush()
-        self.close_connection = True
-
-    def send_raw(self, data: bytes) -> None:
-        """Write raw bytes on an upgraded connection."""
-        self.wfile.write(data)
-        self.wfile.flush()
+def unexpected(exc: Exception, body: bytes) -> ApiError:
+    """Turn an exception no handler expected into a Status: a body of the wrong shape is the client's error."""
+    if body and isinstance(exc, (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)):
+        return errors.bad_request(f"the request body does not have the shape its kind needs ({type(exc).__name__}: "
+                                  f"{str(exc)[:120]}); compare its fields with the API reference")
+    log.exception("unexpected failure in the twin's API server")
+    return ApiError(500, "InternalError", f"an internal error occurred: {type(exc).__name__}: {str(exc)[:120]}")
 
 
 def errors_forbidden(call: Call, verb: str, resource: str) -> ApiError:
@@ -202,7 +162,7 @@ def errors_forbidden(call: Call, verb: str, resource: str) -> ApiError:
 
 
 class TwinServer(ThreadingHTTPServer):
-    """Serve one twin over HTTPS on 127.0.0.1."""
+    """Serve one twin over HTTPS on 127.0.0.1; stopping wakes the accept loop at once (no polling)."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -211,7 +171,10 @@ class TwinServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
         self.twin = twin
         self.tls = tls
+        self.read_timeout = READ_TIMEOUT
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._wake_reader, self._wake_writer = socket.socketpair()
 
     @property
     def url(self) -> str:
@@ -220,10 +183,31 @@ class TwinServer(ThreadingHTTPServer):
 
     def start(self) -> "TwinServer":
         """Serve in a background thread."""
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name="twin-api", daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, name="twin-api", daemon=True)
         self._thread.start()
         return self
+
+    def serve_forever(self, poll_interval: float | None = None) -> None:
+        """Accept connections until shutdown() writes to the wake-up socket; poll_interval is not used."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.socket, selectors.EVENT_READ)
+            selector.register(self._wake_reader, selectors.EVENT_READ)
+            while not self._stopping.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is self.socket and not self._stopping.is_set():
+                        self._accept()
+
+    def _accept(self) -> None:
+        """Hand one waiting connection to its own thread."""
+        try:
+            request, address = self.get_request()
+        except OSError:
+            return
+        try:
+            self.process_request(request, address)
+        except Exception:  # noqa: BLE001 - as socketserver does: one bad connection must not end the loop
+            self.handle_error(request, address)
+            self.shutdown_request(request)
 
     def handle_error(self, request, client_address):
         """Ignore clients that hang up (kubectl often closes watch and exec connections abruptly)."""
@@ -232,7 +216,16 @@ class TwinServer(ThreadingHTTPServer):
         if not isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError, TimeoutError, OSError)):
             super().handle_error(request, client_address)
 
+    def shutdown(self) -> None:
+        """Stop the accept loop now and wait for it to finish."""
+        self._stopping.set()
+        self._wake_writer.send(b"\0")
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+
     def stop(self) -> None:
-        """Stop serving and close the socket."""
+        """Stop serving and close the sockets."""
         self.shutdown()
         self.server_close()
+        self._wake_reader.close()
+        self._wake_writer.close()
