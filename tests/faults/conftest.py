@@ -73,3 +73,11 @@ def all_apps(tmp_path_factory):
     cluster = Cluster(("hotel-reservation", "social-network", "astronomy-shop"), tmp_path_factory.mktemp("all"))
     yield cluster
     cluster.close()
+
+
+@pytest.fixture(scope="module")
+def social_net(tmp_path_factory):
+    """One served social-network twin for a module whose tests each change a different object."""
+    cluster = Cluster(("social-network",), tmp_path_factory.mktemp("social"))
+    yield cluster
+    cluster.close()

@@ -40,6 +40,7 @@ class Kube:
         self.rbac = client.RbacAuthorizationV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
         self._clock = clock
+        self._patchers: dict[str, client.ApiClient] = {}
 
     @classmethod
     def from_kubeconfig(cls, path, context: str | None = None, clock: Callable[[], float] | None = None) -> "Kube":
@@ -59,8 +60,25 @@ class Kube:
         return json.loads(data) if data else {}
 
     def patch(self, method, *args, body, kind: str = "strategic") -> dict:
-        """Send a strategic-merge, merge or JSON patch through a generated patch method."""
-        return self.call(method, *args, body=body, _content_type=PATCH_TYPES[kind])
+        """Send a strategic-merge, merge or JSON patch through a generated patch method.
+
+        The patch type travels as the Content-Type default header of an ApiClient kept for that type (ApiClient
+        merges its default headers over the generated method's choice). That works on every `kubernetes` release we
+        support: `_content_type` only exists from 31 on, and 30.1 (AIOpsLab's pin) would send any dict as a
+        strategic merge patch.
+        """
+        api = type(method.__self__)(self._patch_client(kind))  # the same API class, bound to the typed client
+        return self.call(getattr(api, method.__name__), *args, body=body)
+
+    def _patch_client(self, kind: str) -> client.ApiClient:
+        """Return the ApiClient that sends this patch type (made once, sharing this client's configuration)."""
+        if kind not in PATCH_TYPES:
+            raise ValueError(f"unknown patch kind {kind!r}; choose one of: {', '.join(PATCH_TYPES)}")
+        with _CONFIG_LOCK:
+            if kind not in self._patchers:
+                self._patchers[kind] = client.ApiClient(self.api_client.configuration, header_name="Content-Type",
+                                                        header_value=PATCH_TYPES[kind])
+            return self._patchers[kind]
 
     def service(self, namespace: str, name: str) -> dict:
         """Return a Service."""
