@@ -110,3 +110,15 @@ def test_tls_keys_load_without_files_or_from_files_removed_at_once():
     for ctx in (tls.server_context(), fallback):
         assert handshake(ctx).startswith("TLS")
     assert list(Path(tempfile.gettempdir()).glob(f"aoi-tls-{os.getpid()}-*")) == []
+
+
+def test_private_writes_replace_old_files_and_never_follow_a_symlink(tmp_path):
+    loose, target = tmp_path / "loose", tmp_path / "elsewhere"
+    loose.write_text("old")
+    loose.chmod(0o644)
+    target.write_text("keep me")
+    (tmp_path / "link").symlink_to(target)
+    for path in (loose, tmp_path / "link"):
+        runtime_dirs.write_private(path, b"token")
+        assert not path.is_symlink() and oct(path.stat().st_mode & 0o777) == "0o600" and path.read_bytes() == b"token"
+    assert target.read_text() == "keep me"
