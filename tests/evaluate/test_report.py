@@ -70,3 +70,16 @@ def test_report_command_names_a_missing_run(tmp_path):
     app.command()(report_command)
     result = CliRunner().invoke(app, [str(tmp_path)])
     assert result.exit_code == 2 and "aoi eval --out" in result.output
+
+
+def test_an_interrupted_session_is_reported(runs, tmp_path):
+    import json
+    import shutil
+
+    run = tmp_path / "cut"
+    shutil.copytree(runs[0], run)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["sessions"][-1]["interrupted"] = True  # as a killed session leaves it
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert "1 session(s) interrupted" in write_report(run)[0].read_text()
+    assert "interrupted" not in write_report(runs[0])[0].read_text()

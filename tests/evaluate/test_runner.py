@@ -103,6 +103,8 @@ def test_resume_after_kill_9_and_a_torn_last_line(tmp_path):
         if not group_gone(proc.pid, 0):
             os.killpg(proc.pid, signal.SIGKILL)
     assert written < len(PROBLEMS) * k, "the eval finished before it could be killed"
+    killed = json.loads((out / "summary.json").read_text())["sessions"][-1]
+    assert killed["interrupted"] is True  # on record as interrupted from its start; never cleared by kill -9
     path = out / "results.jsonl"
     first = path.read_text().splitlines()[0]
     with open(path, "a") as handle:  # a duplicate line, then a line cut mid-write
@@ -135,6 +137,22 @@ def test_ctrl_c_keeps_finished_episodes_and_says_how_to_resume(tmp_path):
     assert json.loads((out / "summary.json").read_text())["sessions"][-1]["interrupted"] is True
     subprocess.run(eval_args(spec, out, 3, 2), cwd=tmp_path, check=True, capture_output=True, timeout=300)
     assert len(lines(out)) == 9
+
+
+def test_sigterm_is_recorded_as_an_interruption(tmp_path):
+    out = tmp_path / "run"
+    proc = start(eval_args(submit_script(tmp_path, "Yes"), out, 3, 1), tmp_path)
+    wait_for_lines(out, proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    output = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130 and "interrupted" in output, output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sessions"][-1]["interrupted"] is True and summary["pending"] > 0
+
+
+def test_a_finished_session_is_not_marked_interrupted(tmp_path):
+    summary = small_run(tmp_path / "run", k=1, workers=1, executor="thread")
+    assert summary.pending == 0 and summary.sessions[-1]["interrupted"] is False and not summary.interrupted
 
 
 def test_resume_with_other_options_is_refused(tmp_path, script):

@@ -59,6 +59,7 @@ def run(
 ) -> None:
     """Diagnose (and for mitigation tasks, repair) one problem on the twin or a cluster with the AOI agents."""
     from aoi.agents.runtime import models_from_config, run_episode
+    from aoi.clierrors import RUN_FIX, path_errors, writable
     from aoi.config import ConfigError, load_config
     from aoi.env import backend_options, make
     from aoi.env.cluster_access import ClusterError
@@ -77,7 +78,9 @@ def run(
     except (ConfigError, ValueError, ModelError) as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
-    store = TrajectoryStore(config.store.path)
+    with path_errors(console.print, RUN_FIX):  # runs/ in a read-only folder: say so before any work
+        writable(config.store.path, config.store.audit_log)
+        store = TrajectoryStore(config.store.path)
     audit = AuditLog(config.store.audit_log)
     where = f"the twin (seed {config.env.seed})" if config.env.backend == "twin" else f"{config.env.kubeconfig}"
     console.print(f"[bold]{problem_id}[/] on {where} with {config.model.spec}")
@@ -86,6 +89,12 @@ def run(
     except ClusterError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt as exc:  # keep what the episode did so far, marked interrupted (traj.error)
+        partial = getattr(exc, "trajectory", None)
+        if partial is not None:
+            store.save(partial)
+            console.print(f"[yellow]interrupted:[/] partial trajectory saved as {partial.id} in {config.store.path}")
+        raise typer.Exit(130) from None
     finally:
         env.close()
     store.save(traj)

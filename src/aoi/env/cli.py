@@ -11,8 +11,8 @@ from aoi.env.sessions import IDLE_TIMEOUT
 
 
 def serve_env(
-    port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0 picks a free one). The server never "
-                                                   "listens on other interfaces."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one). The "
+                             "server never listens on other interfaces."),
     token_file: Optional[Path] = typer.Option(None, "--token-file", help="Read the bearer token from this file, or "
                                               "generate one into it (mode 0600) when it does not exist. Default: a "
                                               "private temporary file, removed at exit."),

@@ -20,7 +20,7 @@ def _console() -> Console:
 
 def eval_command(
     out: Path = typer.Option(..., "--out", help="Run directory: results.jsonl, summary.json, trajectories.db, "
-                             "config.json. The same command with the same --out resumes."),
+                             "config.json. The same command with the same --out resumes; one eval per DIR at a time."),
     problems: str = typer.Option("all", "--problems", help="all, or comma-separated problem ids."),
     task_type: Optional[str] = typer.Option(None, "--task-type", help="detection, localization, analysis or "
                                             "mitigation."),
@@ -63,13 +63,17 @@ def eval_command(
 
 @contextlib.contextmanager
 def _errors(console: Console) -> Iterator[None]:
-    """Turn a configuration or selection error into one red line and exit status 2."""
+    """Turn a configuration, selection, lock or path error into one red line and exit status 2."""
+    from aoi.clierrors import OUT_FIX, os_message
     from aoi.config import ConfigError
 
     try:
         yield
     except (ConfigError, ValueError) as exc:
         console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    except OSError as exc:  # --out unwritable, a file, under a file, or on a special filesystem
+        console.print(f"[red]error:[/] {os_message(exc, OUT_FIX)}")
         raise typer.Exit(2) from None
 
 
@@ -97,11 +101,13 @@ def report_command(
                                        "both files are written (default: RUN_DIR/report)."),
 ) -> None:
     """Write the run's report as Markdown and as a self-contained HTML page with charts."""
+    from aoi.clierrors import path_errors
     from aoi.evaluate.report import write_report
 
     console = Console()
     try:
-        paths = write_report(run_dir, list(compare or []), out)
+        with path_errors(console.print, "pass --out PATH in a writable place"):
+            paths = write_report(run_dir, list(compare or []), out)
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None

@@ -173,6 +173,9 @@ def _meta(run: Run) -> list[str]:
              f"max steps {info.get('max_steps', '?')}", f"{s.overall['problems']} problems",
              f"{s.overall['episodes']} episodes", f"wall {s.wall_seconds:.0f} s over {len(s.sessions)} session(s)",
              f"{s.episodes_per_hour:.0f} episodes/h"]
+    stopped = sum(1 for session in s.sessions if session.get("interrupted"))
+    if stopped:  # Ctrl-C, SIGTERM, or killed (a session is on record as interrupted until it ends on its own)
+        facts.append(f"{stopped} session(s) interrupted, {s.pending} episode(s) missing")
     return [" · ".join(facts)]
 
 

@@ -3,7 +3,9 @@
 Resume: results.jsonl is the source of truth. A new session repairs it (drops a torn last line and any garbled or
 duplicate line), skips every (problem_id, target, attempt) already there, deletes stored trajectories that have no
 line (their process died before recording them) and runs the rest. Only this process writes results.jsonl, one
-fsynced line per episode, so kill -9 loses at most the episodes in flight.
+fsynced line per episode, so kill -9 loses at most the episodes in flight. One eval at a time per directory: a second
+one exits naming the first (aoi.evaluate.lock). Each session is on record as interrupted from its start until it ends
+on its own terms, so a killed one stays marked interrupted in summary.json; SIGTERM counts as Ctrl-C.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from aoi.config import RunConfig, resolved
 from aoi.evaluate import pool as pools
+from aoi.evaluate.lock import run_lock
 from aoi.evaluate.results import ResultsLog, episode_key
 from aoi.evaluate.runconfig import pin_config, prepare_config
 from aoi.evaluate.summary import Summary, build_summary, read_sessions, write_summary
@@ -80,6 +83,7 @@ class _Session:
         self.selected = {job.key for job in jobs}
         self.sessions = read_sessions(out_dir / "summary.json")
         self.started, self.finished, self.not_run, self.interrupted = time.monotonic(), 0, [], False
+        self.done = False  # set once the session ends on its own terms; until then it is on record as interrupted
         _prune_orphans(TrajectoryStore(out_dir / "trajectories.db"), done)
         self.save()  # the session is on record before its first episode, even if it is killed
 
@@ -101,7 +105,7 @@ class _Session:
         """Return the summary of every recorded row, this session included."""
         session = {"started_at": time.time() - (time.monotonic() - self.started),
                    "wall_seconds": round(time.monotonic() - self.started, 3), "episodes": self.finished,
-                   "not_run": self.not_run, "interrupted": self.interrupted}
+                   "not_run": self.not_run, "interrupted": self.interrupted or not self.done}
         done = {episode_key(row) for row in self.rows}
         return build_summary(self.rows, self.run, [*self.sessions, session], len(self.selected - done))
 
@@ -150,14 +154,23 @@ def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, confi
     out_dir = Path(out_dir)
     seed = config.env.seed if seed is None else seed
     config, jobs = prepare_config(config, out_dir, seed), plan(problems, k, seed)
+    with run_lock(out_dir):
+        return _run_locked(config, jobs, out_dir, k, seed, len(problems), console, executor, workers)
+
+
+def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed: int, problems: int,
+                console: Console, executor: str, workers: int) -> Summary:
+    """Run the jobs not yet recorded in out_dir (its lock held) and return the summary."""
     pin_config(out_dir / "config.json", resolved(config))
     run = {"model": config.model.spec, "k": k, "seed": seed, "max_steps": config.env.max_steps,
-           "problems": len(problems), "out_dir": str(out_dir)}
+           "problems": problems, "out_dir": str(out_dir)}
     session = _Session(out_dir, run, jobs, console)
     if not session.todo:
         console.print(f"nothing to run: all {len(session.selected)} episodes are in {session.log.path}")
+        session.done = True
         return session.save()
     _drive(session, config, max(1, min(workers, len(session.todo))), executor)
+    session.done = True  # a kill -9 never gets here: its session stays on record as interrupted
     summary = session.save()
     if summary.interrupted or summary.pending:
         console.print(f"[yellow]{summary.pending} episode(s) missing[/]; run the same command again (same --out "
@@ -191,15 +204,17 @@ def _drive(session: _Session, config: RunConfig, workers: int, executor: str) ->
 
 @contextmanager
 def _interruptible() -> Iterator[None]:
-    """Let SIGINT interrupt the run even where it was inherited as ignored (a job started with `&`: `kill -INT`)."""
+    """Let SIGINT interrupt the run even where it was inherited as ignored (a job started with `&`: `kill -INT`),
+    and SIGTERM (a service manager, `kill`) interrupt it the same way, so either is recorded as an interruption."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _loop(pool, running: dict, todo, workers: int, finish) -> None:
