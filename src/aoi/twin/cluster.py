@@ -74,7 +74,7 @@ class Twin:
         with self.lock:
             lock = threading.RLock()
             memo = {id(self.lock): lock, id(self.store.changed): threading.Condition(lock), id(self.catalog): self.catalog,
-                    id(self.store.log): type(self.store.log)(maxlen=self.store.log.maxlen)}  # watches start afresh
+                    id(self.store.log): self.store.log.fresh()}  # watches start afresh
             memo.update({id(obj): obj for obj in shared})
             twin = copy.deepcopy(self, memo)
         credentials.reissue(twin)  # a clone never answers to its original's bearer tokens

@@ -9,6 +9,7 @@ from typing import Callable, Iterable
 
 import orjson
 
+from aoi.twin.changelog import HISTORY_BYTES, ChangeLog
 from aoi.twin.clock import SimClock, rfc3339
 from aoi.twin.ids import Ids
 from aoi.twin.resources import Resource
@@ -40,13 +41,14 @@ class Store:
     through update(). Watch history keeps JSON snapshots, so later in-place edits never leak into it.
     """
 
-    def __init__(self, clock: SimClock, ids: Ids, lock: threading.RLock | None = None, history: int = 20000):
+    def __init__(self, clock: SimClock, ids: Ids, lock: threading.RLock | None = None,
+                 history_bytes: int = HISTORY_BYTES):
         self.clock = clock
         self.ids = ids
         self.lock = lock or threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.rv = 1
-        self.log: deque[Change] = deque(maxlen=history)
+        self.log = ChangeLog(history_bytes)  # bounded by bytes: see changelog.py
         self.listeners: list[Listener] = []
         self._objects: dict[Resource, dict[tuple[str, str], dict]] = {}
 
@@ -134,13 +136,13 @@ class Store:
     # --- watch support ---
     def changes_since(self, rv: int, res: Resource, namespace: str | None) -> Iterable[Change]:
         """Yield logged changes of a resource after resource version rv."""
-        for change in self.log:
-            if change.rv > rv and change.resource == res and (namespace is None or change.namespace == namespace):
+        for change in self.log.since(rv):
+            if change.resource == res and (namespace is None or change.namespace == namespace):
                 yield change
 
     def oldest_rv(self) -> int:
         """Return the oldest resource version the log can replay from."""
-        return self.log[0].rv - 1 if self.log else self.rv
+        return self.log.oldest_rv(self.rv)
 
     def resources(self) -> list[Resource]:
         """Return the resources that hold objects."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aoi.twin.controllers.endpoints import resolve_target_port
+from aoi.twin.controllers.endpoints import OVER_CAPACITY, resolve_target_port
+from aoi.twin.controllers.endpointslices import ready_pod_names
 from aoi.twin.podstatus import is_ready
 
 CLUSTER_DOMAIN = "svc.cluster.local"
@@ -49,6 +50,8 @@ def _ready_backends(twin, svc: dict) -> list[dict]:
     ep = twin.get("endpoints", ns, svc["metadata"]["name"])
     names = sorted({a["targetRef"]["name"] for subset in (ep or {}).get("subsets") or []
                     for a in subset.get("addresses") or [] if (a.get("targetRef") or {}).get("kind") == "Pod"})
+    if OVER_CAPACITY in ((ep or {}).get("metadata", {}).get("annotations") or {}):  # past 1,000: the slices
+        names = ready_pod_names(twin, ns, svc["metadata"]["name"])
     pods = (twin.get("pods", ns, name) for name in names)
     return [p for p in pods if p is not None and is_ready(p)]
 

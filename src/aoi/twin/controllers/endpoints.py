@@ -1,13 +1,18 @@
-"""Endpoints and EndpointSlice controllers: follow Service selectors, pod readiness and (named) target ports."""
+"""Endpoints and EndpointSlice controllers: follow Service selectors, pod readiness and (named) target ports.
+
+The Endpoints object is cut at 1,000 addresses and annotated `endpoints.kubernetes.io/over-capacity: truncated`,
+as Kubernetes does; the EndpointSlices (endpointslices.py) hold every endpoint, 100 to a slice.
+"""
 
 from __future__ import annotations
 
-from aoi.twin.controllers.base import Controller, controller_ref
+from aoi.twin.controllers.base import Controller
+from aoi.twin.controllers.endpointslices import service_slices, sync_slices
 from aoi.twin.podstatus import is_ready
 from aoi.twin.selectors import map_matches
 
-SERVICE_NAME = "kubernetes.io/service-name"
-MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
+MAX_ENDPOINTS_ADDRESSES = 1000  # the endpoints controller's cap on one Endpoints object
+OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"
 
 
 def resolve_target_port(pod: dict, target) -> int | None:
@@ -51,9 +56,9 @@ def _port_dicts(ports: tuple) -> list[dict]:
     return [{**({"name": n} if n else {}), "port": p, "protocol": proto} for n, p, proto in ports]
 
 
-def _slice_ports(ports: tuple) -> list[dict]:
-    """Return EndpointSlice ports: name is a pointer there, always set ("" when unnamed); kubectl relies on it."""
-    return [{"name": n, "port": p, "protocol": proto} for n, p, proto in ports]
+def _serving(pod: dict) -> tuple[bool, bool]:
+    """Return (ready, terminating): a terminating pod is never ready for traffic."""
+    return is_ready(pod), bool(pod["metadata"].get("deletionTimestamp"))
 
 
 def endpoint_subsets(svc: dict, pods: list[dict]) -> list[dict]:
@@ -65,7 +70,8 @@ def endpoint_subsets(svc: dict, pods: list[dict]) -> list[dict]:
             continue
         group = groups.setdefault(ports, {"addresses": [], "notReadyAddresses": []})
         addr = {"ip": pod["status"]["podIP"], "nodeName": pod["spec"].get("nodeName"), "targetRef": _target_ref(pod)}
-        group["addresses" if is_ready(pod) and not pod["metadata"].get("deletionTimestamp") else "notReadyAddresses"].append(addr)
+        ready, terminating = _serving(pod)
+        group["addresses" if ready and not terminating else "notReadyAddresses"].append(addr)
     subsets = []
     for ports, group in groups.items():
         subset = {k: v for k, v in group.items() if v}
@@ -74,8 +80,54 @@ def endpoint_subsets(svc: dict, pods: list[dict]) -> list[dict]:
     return subsets
 
 
+def truncate_subsets(subsets: list[dict], capacity: int = MAX_ENDPOINTS_ADDRESSES) -> bool:
+    """Cut subsets down to `capacity` addresses as the endpoints controller does; return whether it cut.
+
+    Ready addresses go first: when they alone exceed the capacity, every not-ready address goes and each subset
+    keeps its share of the ready ones (rounded up, the last subsets getting what is left); otherwise only the
+    not-ready addresses are cut, shared the same way.
+
+    Example:
+        >>> subsets = [{"addresses": [{"ip": str(i)} for i in range(3)], "notReadyAddresses": [{"ip": "9"}]}]
+        >>> truncate_subsets(subsets, capacity=2), subsets
+        (True, [{'addresses': [{'ip': '0'}, {'ip': '1'}]}])
+    """
+    ready = sum(len(s.get("addresses") or []) for s in subsets)
+    not_ready = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
+    if ready + not_ready <= capacity:
+        return False
+    field, total, room = ("addresses", ready, capacity) if ready > capacity else \
+        ("notReadyAddresses", not_ready, capacity - ready)
+    left = room
+    for subset in subsets:
+        share = min(-(-len(subset.get(field) or []) * room // total), left)  # ceiling division
+        kept = (subset.get(field) or [])[:share]
+        left -= len(kept)
+        subset.pop("notReadyAddresses", None)
+        if field == "notReadyAddresses" and kept:
+            subset["notReadyAddresses"] = kept
+        elif field == "addresses":
+            subset.pop("addresses", None)
+            subset.update({"addresses": kept} if kept else {})
+    return True
+
+
+def slice_groups(svc: dict, pods: list[dict]) -> dict[tuple, list[dict]]:
+    """Return the Service's EndpointSlice endpoints grouped by the ports they serve, each sorted by IP."""
+    groups: dict[tuple, list[dict]] = {}
+    for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
+        ports = _ports_for(svc, pod)
+        if ports:
+            ready, terminating = _serving(pod)
+            groups.setdefault(ports, []).append({
+                "addresses": [pod["status"]["podIP"]],
+                "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
+                "nodeName": pod["spec"].get("nodeName"), "targetRef": _target_ref(pod)})
+    return groups
+
+
 class EndpointsController(Controller):
-    """Maintain one Endpoints and one EndpointSlice per selector Service."""
+    """Maintain one Endpoints (at most 1,000 addresses) and EndpointSlices of 100 endpoints per selector Service."""
 
     name = "endpoints"
     watches = ("services", "pods")
@@ -97,58 +149,44 @@ class EndpointsController(Controller):
             return
         pods = backends(twin, svc)
         self._endpoints(twin, svc, endpoint_subsets(svc, pods))
-        self._slice(twin, svc, pods)
+        sync_slices(twin, svc, slice_groups(svc, pods))
 
     def _drop(self, twin, key) -> None:
         """Remove what a deleted Service left behind."""
         if twin.get("endpoints", *key) is not None:
             twin.store.delete(twin.resource("endpoints"), *key)
-        for s in twin.list("endpointslices", key[0]):
-            if s["metadata"].get("labels", {}).get(SERVICE_NAME) == key[1]:
-                twin.store.delete(twin.resource("endpointslices"), key[0], s["metadata"]["name"])
+        for s in service_slices(twin, *key):
+            twin.store.delete(twin.resource("endpointslices"), key[0], s["metadata"]["name"])
 
     def _endpoints(self, twin, svc: dict, subsets: list[dict]) -> None:
-        """Create or update the Endpoints object when its subsets changed."""
+        """Create or update the Endpoints object when its subsets (or their truncation) changed."""
         ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+        truncated = truncate_subsets(subsets)
         ep = twin.get("endpoints", ns, name)
         if ep is None:
             ep = {"apiVersion": "v1", "kind": "Endpoints",
                   "metadata": {"name": name, "namespace": ns, "labels": dict(svc["metadata"].get("labels") or {})}}
-            if subsets:
-                ep["subsets"] = subsets
+            _set_subsets(ep, subsets, truncated)
             twin.store.create(twin.resource("endpoints"), ep)
-        elif (ep.get("subsets") or []) != subsets:
-            if subsets:
-                ep["subsets"] = subsets
-            else:
-                ep.pop("subsets", None)
+        elif (ep.get("subsets") or []) != subsets or _is_truncated(ep) != truncated:
+            _set_subsets(ep, subsets, truncated)
             twin.update("endpoints", ep)
 
-    def _slice(self, twin, svc: dict, pods: list[dict]) -> None:
-        """Create or update the service's EndpointSlice."""
-        ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
-        endpoints, ports = [], ()
-        for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
-            served = _ports_for(svc, pod)
-            if not served:
-                continue
-            ports = served
-            ready = is_ready(pod)
-            terminating = bool(pod["metadata"].get("deletionTimestamp"))
-            endpoints.append({"addresses": [pod["status"]["podIP"]],
-                              "conditions": {"ready": ready and not terminating, "serving": ready,
-                                             "terminating": terminating},
-                              "nodeName": pod["spec"].get("nodeName"), "targetRef": _target_ref(pod)})
-        existing = next((s for s in twin.list("endpointslices", ns)
-                         if s["metadata"].get("labels", {}).get(SERVICE_NAME) == name), None)
-        body = {"addressType": "IPv4", "endpoints": endpoints or None, "ports": _slice_ports(ports) if ports else None}
-        if existing is None:
-            labels = dict(svc["metadata"].get("labels") or {})
-            labels.update({SERVICE_NAME: name, MANAGED_BY: "endpointslice-controller.k8s.io"})
-            obj = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-                   "metadata": {"name": f"{name}-{twin.ids.suffix()}", "generateName": f"{name}-", "namespace": ns,
-                                "labels": labels, "ownerReferences": [controller_ref(svc)]}, **body}
-            twin.store.create(twin.resource("endpointslices"), obj)
-        elif any(existing.get(k) != v for k, v in body.items()):
-            existing.update(body)
-            twin.update("endpointslices", existing)
+
+def _is_truncated(ep: dict) -> bool:
+    return OVER_CAPACITY in (ep["metadata"].get("annotations") or {})
+
+
+def _set_subsets(ep: dict, subsets: list[dict], truncated: bool) -> None:
+    """Store subsets (none: no key) and the over-capacity annotation, present only while addresses were cut."""
+    if subsets:
+        ep["subsets"] = subsets
+    else:
+        ep.pop("subsets", None)
+    annotations = ep["metadata"].setdefault("annotations", {})
+    if truncated:
+        annotations[OVER_CAPACITY] = "truncated"
+    else:
+        annotations.pop(OVER_CAPACITY, None)
+    if not annotations:
+        del ep["metadata"]["annotations"]
