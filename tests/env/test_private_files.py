@@ -1,8 +1,9 @@
 """Kubeconfigs and keys live in private folders (0700, files 0600) that die with their process; a killed process's
-leftovers are swept by the next one."""
+leftovers are swept by the next one; every episode's kubeconfigs carry tokens of their own."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from aoi import runtime_dirs
+from aoi.env import make
 from aoi.twin.api import tls
 
 HOTEL_ID = "noop_detection_hotel_reservation-1"
@@ -122,3 +124,20 @@ def test_private_writes_replace_old_files_and_never_follow_a_symlink(tmp_path):
         runtime_dirs.write_private(path, b"token")
         assert not path.is_symlink() and oct(path.stat().st_mode & 0o777) == "0o600" and path.read_bytes() == b"token"
     assert target.read_text() == "keep me"
+
+
+def test_two_episodes_never_share_tokens():
+    env = make(HOTEL_ID)
+    try:
+        seen = []
+        for _ in range(2):
+            env.reset()
+            config = json.loads(env.backend.kubeconfigs["admin"].read_text())
+            seen.append(config["users"][0]["user"]["token"])
+        other = make(HOTEL_ID)
+        other.reset()
+        seen.append(other.backend.twin.credentials["admin"])
+        other.close()
+        assert len(set(seen)) == 3 and seen[1] == env.backend.twin.credentials["admin"]
+    finally:
+        env.close()
