@@ -189,6 +189,15 @@ MALFORMED = [
     ("GET", f"/api/v1/namespaces/{NS}/pods/x/log?tailLines=ten", b"", "", 400),
     ("GET", f"{CM}?includeObject=Everything", b"", "", 400),
     ("PATCH", f"{CM}/kube-root-ca.crt", b"{}", "text/plain", 415),
+    ("POST", f"/api/v1/namespaces/{NS}/pods", b'{"metadata":{"name":"p"},"spec":{"containers":[{"name":1}]}}',
+     "application/json", 400),
+    ("POST", f"/api/v1/namespaces/{NS}/services", b'{"metadata":{"name":"s"},"spec":{"ports":[{"port":"x"}]}}',
+     "application/json", 400),
+    ("POST", CM, b'{"kind":"Pod","apiVersion":"v1","metadata":{"name":"not-a-cm"}}', "application/json", 400),
+    ("PATCH", f"{DEPLOY}/frontend", b'{"spec":{"template":{"spec":{"nodeSelector":"x"}}}}',
+     "application/merge-patch+json", 400),
+    ("PATCH", f"{DEPLOY}/frontend", b'[{"op":"replace","path":"/spec/replicas","value":"x"}]',
+     "application/json-patch+json", 400),
 ]
 
 
@@ -202,9 +211,10 @@ def test_malformed_input_gets_a_status(hotel, method, path, body, ctype, code):
     assert hotel.twin.store.rv == rv
 
 
-def test_null_spec_counts_as_absent(hotel):
+def test_null_spec_counts_as_absent_and_kind_defaults_to_the_path(hotel):
     code, _, obj = request(hotel, "POST", CM, b'{"metadata":{"name":"nulls"},"spec":null,"data":{"a":"b"}}')
     assert code == 201 and obj["data"] == {"a": "b"} and "spec" not in obj
+    assert (obj["kind"], obj["apiVersion"]) == ("ConfigMap", "v1")
 
 
 @pytest.mark.parametrize("length, code", [("-1", 400), ("abc", 400), ("1e3", 400), (str(4 * 1024 * 1024), 413)])

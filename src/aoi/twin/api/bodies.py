@@ -1,4 +1,4 @@
-"""Request bodies: bounded reads (Content-Length or chunked), nesting depth, and the shape of decoded objects."""
+"""Request bodies: bounded reads (Content-Length or chunked) and nesting depth."""
 
 from __future__ import annotations
 
@@ -119,74 +119,6 @@ def check_depth(body: bytes) -> None:
     """Refuse a body whose brackets nest beyond MAX_DEPTH (JSON, and YAML in flow style)."""
     if body and bracket_depth(body) > MAX_DEPTH:
         raise too_deep()
-
-
-_META_STRINGS = ("name", "namespace", "generateName", "resourceVersion", "uid")
-_META_MAPS = ("labels", "annotations")
-
-
-def _wrong(kind: str, field: str, expected: str, value) -> ApiError:
-    """Return the 400 for a field of the wrong JSON type (the decoder's error on a real server)."""
-    return errors.bad_request(f"{kind}: {field} must be {expected}, got {type(value).__name__} "
-                              f"{str(value)[:40]!r}; fix the field's type")
-
-
-def check_object(body, kind: str) -> dict:
-    """Return a decoded object body once its top-level shape is right; null spec, status or metadata count as absent.
-
-    Example:
-        >>> check_object({"metadata": {"name": "a"}, "spec": None}, "ConfigMap")
-        {'metadata': {'name': 'a'}}
-    """
-    if not isinstance(body, dict):
-        raise _wrong(kind, "the body", "a JSON object", body)
-    body = {k: v for k, v in body.items() if not (k in ("metadata", "spec", "status") and v is None)}
-    for key in ("apiVersion", "kind"):
-        if not isinstance(body.get(key, ""), str):
-            raise _wrong(kind, key, "a string", body[key])
-    for key in ("metadata", "spec", "status"):
-        if not isinstance(body.get(key, {}), dict):
-            raise _wrong(kind, key, "an object", body[key])
-    _check_metadata(body.get("metadata") or {}, kind)
-    return body
-
-
-def _check_metadata(meta: dict, kind: str) -> None:
-    """Refuse metadata fields of the wrong type."""
-    for key in _META_STRINGS:
-        if meta.get(key) is not None and not isinstance(meta[key], str):
-            raise _wrong(kind, f"metadata.{key}", "a string", meta[key])
-    for key in _META_MAPS:
-        value = meta.get(key) or {}
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise _wrong(kind, f"metadata.{key}", "a map of strings", value)
-    for key in ("finalizers", "ownerReferences"):
-        if not isinstance(meta.get(key) or [], list):
-            raise _wrong(kind, f"metadata.{key}", "a list", meta[key])
-
-
-def delete_options(options) -> dict:
-    """Return DeleteOptions once their shape is right (dryRun a list, gracePeriodSeconds an integer).
-
-    Example:
-        >>> delete_options({"dryRun": ["All"]})
-        {'dryRun': ['All']}
-    """
-    if options is None:
-        return {}
-    if not isinstance(options, dict):
-        raise _wrong("DeleteOptions", "the body", "a JSON object", options)
-    dry = options.get("dryRun") or []
-    if not isinstance(dry, list) or not all(isinstance(v, str) for v in dry):
-        raise _wrong("DeleteOptions", "dryRun", "a list of strings", dry)
-    if any(v != "All" for v in dry):
-        raise unsupported_dry_run("DeleteOptions", dry)
-    grace = options.get("gracePeriodSeconds")
-    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
-        raise _wrong("DeleteOptions", "gracePeriodSeconds", "an integer", grace)
-    if not isinstance(options.get("propagationPolicy") or "", str):
-        raise _wrong("DeleteOptions", "propagationPolicy", "a string", options["propagationPolicy"])
-    return options
 
 
 def unsupported_dry_run(options_kind: str, values) -> ApiError:

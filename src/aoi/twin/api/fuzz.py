@@ -18,7 +18,9 @@ SHAPES = (b'"x"', b'{"metadata":"x"}', b'{"spec":null}', b"[]", b"42", b"null", 
           b'{"metadata":{"name":7}}', b'{"metadata":{"labels":"x"}}', b'{"kind":"Status","metadata":{}}',
           b'{"spec":{"replicas":"many"}}', b'{"metadata":{"name":"fz"},"spec":{"containers":"x"}}',
           b"\xff\xfe\x00garbage", b"a: [1, 2", b"- 1\n- 2\n", b'{"dryRun":"All"}', b'{"deleteOptions":"x"}',
-          b'[{"op":"replace","path":"/spec","value":1}]', b'[{"op":"explode"}]', b'{"metadata":{"name":null}}')
+          b'[{"op":"replace","path":"/spec","value":1}]', b'[{"op":"explode"}]', b'{"metadata":{"name":null}}',
+          b'{"metadata":{"name":"fz"},"spec":{"containers":[{"name":1,"image":[]}]}}',
+          b'{"spec":{"template":{"spec":{"nodeSelector":"x"}}}}', b'{"kind":"Pod","metadata":{"name":"fz"}}')
 TYPES = ("application/json", "application/yaml", "application/merge-patch+json",
          "application/strategic-merge-patch+json", "application/json-patch+json", "application/apply-patch+yaml",
          "application/vnd.kubernetes.protobuf", "text/plain", "", "application/json; charset=utf-16")

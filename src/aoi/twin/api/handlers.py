@@ -7,13 +7,14 @@ from dataclasses import dataclass
 import orjson
 import yaml
 
-from aoi.twin import credentials, errors, operations
-from aoi.twin.api import authz, bodies, paging
+from aoi.twin import errors, operations
+from aoi.twin.api import authz, bodies, shapes
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
 from aoi.twin.api.tables import render_table
 from aoi.twin.errors import ApiError
+from aoi.twin.resources import SUBRESOURCE_KINDS
 from aoi.twin.selectors import SelectorError, parse_field_selector, parse_label_selector
 
 JSON = "application/json"
@@ -78,7 +79,11 @@ def decode(call: Call) -> dict:
     """Decode a request body into an object of the route's kind (a top-level shape check included)."""
     ctype = (call.headers.get("content-type") or JSON).split(";")[0].strip()
     data = decode_raw(call.body, ctype)
-    return bodies.check_object({} if data is None else data, call.route.resource.kind)
+    r = call.route
+    data = {} if data is None else data
+    if r.subresource:  # a Scale, Eviction, TokenRequest, or the parent's kind for /status
+        return shapes.check_object(data, SUBRESOURCE_KINDS.get(r.subresource, ("", "", r.resource.kind))[2])
+    return shapes.check_object(data, r.resource.kind, r.resource.key, r.resource.api_version)
 
 
 def matcher(route: Route):
@@ -91,27 +96,26 @@ def matcher(route: Route):
     return lambda obj: labels(obj) and fields(obj)
 
 
-def table_reply(twin, call: Call, objects: list[dict], meta: dict | None = None) -> Reply:
-    """Render objects as a meta.k8s.io Table (`meta`: a list page's metadata, else the current version)."""
+def table_reply(twin, call: Call, objects: list[dict]) -> Reply:
+    """Render objects as a meta.k8s.io Table."""
     try:
         table = render_table(call.route.resource.key, objects, twin.clock.now(),
                              include_object=call.route.arg("includeObject", "Metadata"))
     except ValueError as exc:
         raise errors.bad_request(str(exc)) from exc
-    table["metadata"] = meta or {"resourceVersion": str(twin.store.rv)}
+    table["metadata"]["resourceVersion"] = str(twin.store.rv)
     return Reply(200, orjson.dumps(table), TABLE)
 
 
 def list_objects(twin, call: Call) -> Reply:
-    """Answer a list, as a Table or a <Kind>List, one page of it when the client sets `limit`."""
-    r = call.route
-    objects = twin.store.list(r.resource, r.namespace or None, matcher(r))
-    chunk = paging.page(twin, r, objects, filtered=bool(r.arg("labelSelector") or r.arg("fieldSelector")))
+    """Answer a list, as a Table or a <Kind>List."""
+    res = call.route.resource
+    objects = twin.store.list(res, call.route.namespace or None, matcher(call.route))
     if call.wants_table:
-        return table_reply(twin, call, chunk.objects, chunk.metadata)
-    items = present_all(chunk.objects, r.resource.kind, clock_shift(twin, call.headers, r))
-    return ok({"kind": f"{r.resource.kind}List", "apiVersion": r.resource.api_version,
-               "metadata": chunk.metadata, "items": items})
+        return table_reply(twin, call, objects)
+    items = present_all(objects, res.kind, clock_shift(twin, call.headers, call.route))
+    return ok({"kind": f"{res.kind}List", "apiVersion": res.api_version,
+               "metadata": {"resourceVersion": str(twin.store.rv)}, "items": items})
 
 
 def get_object(twin, call: Call) -> Reply:
@@ -159,21 +163,31 @@ def patch_object(twin, call: Call) -> Reply:
     ctype = call.headers.get("content-type") or ""
     if "yaml" in ctype:  # the patch engine decodes YAML itself: bound its depth first
         decode_raw(call.body, ctype.split(";")[0].strip())
-    existed = twin.store.get(r.resource, r.namespace, r.name) is not None
+    current = twin.store.get(r.resource, r.namespace, r.name)
     body = restamp_restart(twin, call.headers, call.body)
     try:
+        check_patched(r, current, body, ctype)
         obj = operations.patch(twin, r.resource, r.namespace, r.name, body, ctype, r.subresource or None,
                                call.dry_run)
     except PatchError as exc:
         raise ApiError(exc.code, {400: "BadRequest", 415: "UnsupportedMediaType"}.get(exc.code, "Invalid"),
                        str(exc)) from exc
-    return ok(obj, 200 if existed else 201)
+    return ok(obj, 200 if current is not None else 201)
+
+
+def check_patched(r: Route, current: dict | None, body: bytes, ctype: str) -> None:
+    """Type-check the object a patch would make before anything is stored (the patch engine is pure)."""
+    from aoi.twin.api.patch import apply_patch
+
+    if r.subresource == "scale" or (current is None and not ctype.startswith("application/apply-patch")):
+        return  # a Scale is checked when its replicas are set; a missing object is a 404 further on
+    shapes.check_object(apply_patch(current or {}, body, ctype, r.resource.kind), r.resource.kind)
 
 
 def delete_object(twin, call: Call) -> Reply:
     """Answer a DELETE of one object or a collection."""
     r = call.route
-    options = bodies.delete_options(decode_raw(call.body, JSON) if call.body.strip() else {})
+    options = shapes.delete_options(decode_raw(call.body, JSON) if call.body.strip() else {})
     dry_run = call.dry_run or "All" in (options.get("dryRun") or [])  # kubectl sends DeleteOptions.dryRun
     if not r.name:
         for obj in list(twin.store.list(r.resource, r.namespace or None, matcher(r))):
@@ -231,7 +245,7 @@ def evict(twin, route: Route, body: dict, dry_run: bool = False) -> dict:
 
     A dry run (`dryRun=All`, or deleteOptions.dryRun as `kubectl drain --dry-run=server` sends) changes nothing.
     """
-    options = bodies.delete_options(body.get("deleteOptions"))
+    options = shapes.delete_options(body.get("deleteOptions"))
     operations.delete(twin, route.resource, route.namespace, route.name, options,
                       dry_run or "All" in (options.get("dryRun") or []))
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
@@ -240,7 +254,7 @@ def evict(twin, route: Route, body: dict, dry_run: bool = False) -> dict:
 def token_request(twin, route: Route, body: dict, dry_run: bool = False) -> dict:
     """Issue a bearer token for a service account (kubectl create token); a dry run issues none."""
     operations.get(twin, route.resource, route.namespace, route.name)
-    token = "" if dry_run else credentials.new_token()  # from `secrets`: never follows from the seed
+    token = "" if dry_run else twin.ids.token()
     if token:
         twin.tokens[token] = authz.service_account_user(route.namespace, route.name)
     expires = twin.clock.now() + int((body.get("spec") or {}).get("expirationSeconds") or 3600)
