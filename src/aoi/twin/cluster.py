@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import gc
 import heapq
 import threading
+import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable
 
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from aoi.twin.controllers.base import Controller, Key
 
 MAX_RECONCILES = 200_000  # a safety net against controllers that never converge
+WALL_SLICE = 200  # reconciles per settle while following the wall clock (the rest wait for the ticker)
 
 
 @functools.lru_cache(maxsize=512)
@@ -31,6 +35,19 @@ def _resource(catalog, name: str) -> Resource:
         if name in (res.plural, res.key, res.kind) and res.group != "metrics.k8s.io":
             return res
     raise KeyError(f"unknown resource {name!r}")
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector: a clone allocates only live objects, and collections mid-copy cost more
+    than the copy itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Twin:
@@ -71,12 +88,19 @@ class Twin:
 
         `shared` lists objects to share instead of copying (immutable data such as the app catalogs).
         """
-        with self.lock:
-            lock = threading.RLock()
-            memo = {id(self.lock): lock, id(self.store.changed): threading.Condition(lock), id(self.catalog): self.catalog,
-                    id(self.store.log): self.store.log.fresh()}  # watches start afresh
-            memo.update({id(obj): obj for obj in shared})
-            twin = copy.deepcopy(self, memo)
+        with self.lock, _no_gc():
+            twin = Twin.__new__(Twin)
+            twin.lock = threading.RLock()
+            twin.clock = copy.deepcopy(self.clock)
+            twin.ids = copy.deepcopy(self.ids)
+            twin.store = self.store.clone(twin.clock, twin.ids, twin.lock)
+            memo = {id(obj): obj for obj in shared}
+            memo.update({id(self): twin, id(self.catalog): self.catalog, id(self.lock): twin.lock,
+                         id(self.clock): twin.clock, id(self.ids): twin.ids, id(self.store): twin.store})
+            for name, value in self.__dict__.items():
+                if name not in twin.__dict__:
+                    setattr(twin, name, copy.deepcopy(value, memo))
+            twin.store.listeners = [copy.deepcopy(listener, memo) for listener in self.store.listeners]
         credentials.reissue(twin)  # a clone never answers to its original's bearer tokens
         return twin
 
@@ -119,14 +143,20 @@ class Twin:
         """Ask a controller to reconcile key at the next settle."""
         self._queue[(controller, key)] = None
 
-    def settle(self) -> int:
-        """Run controllers until nothing is left to reconcile; return how many reconciles ran."""
+    def settle(self, limit: int | None = None) -> int:
+        """Run controllers until nothing is left to reconcile (or `limit` ran); return how many reconciles ran.
+
+        Following the wall clock, a call runs at most WALL_SLICE reconciles: the rest waits for the ticker, as a
+        real cluster's controllers catch up after an API call has returned.
+        """
         if self._settling:
             return 0
+        if limit is None and self.clock_mode == "wall":
+            limit = WALL_SLICE
         self._settling = True
         runs = 0
         try:
-            while self._queue:
+            while self._queue and (limit is None or runs < limit):
                 (name, key), _ = self._queue.popitem(last=False)
                 self.controllers[name].reconcile(self, key)
                 runs += 1
@@ -149,19 +179,50 @@ class Twin:
     def advance_to(self, t: float, stop: Callable[[], bool] | None = None) -> None:
         """Run every timer due up to t in order, settling after each; then set the clock to t.
 
-        With `stop`, return early (clock at the last timer run) as soon as stop() is true.
+        Timers due at the same moment are popped as one batch. Following the wall clock, the lock is released
+        between reconcile slices and timers, so API calls interleave with a long catch-up; in manual time it is
+        held throughout, so nothing slips in between and episodes stay deterministic. With `stop`, return early
+        (clock at the last timer run) as soon as stop() is true.
         """
+        with contextlib.nullcontext() if self.clock_mode == "wall" else self.lock:
+            self._drain()
+            while batch := self._due(t):
+                if self._run_batch(batch, stop):
+                    return
+            with self.lock:
+                self.clock.advance_to(t)
+            self._drain()
+
+    def _drain(self) -> None:
+        """Settle completely, taking the lock per slice (one slice in manual time) and yielding between slices."""
+        while True:
+            with self.lock:
+                self.settle()
+                if not self._queue:
+                    return
+            time.sleep(0)  # let API threads take the lock between slices
+
+    def _due(self, t: float) -> list[tuple[float, int, str, object]]:
+        """Pop the timers due at the earliest pending moment, if that is at or before t, in the order set."""
+        batch: list[tuple[float, int, str, object]] = []
         with self.lock:
-            self.settle()
-            while self._timers and self._timers[0][0] <= t:
-                at, _, name, key = heapq.heappop(self._timers)
+            while self._timers and self._timers[0][0] <= t and (not batch or self._timers[0][0] == batch[0][0]):
+                batch.append(heapq.heappop(self._timers))
+        return batch
+
+    def _run_batch(self, batch: list, stop: Callable[[], bool] | None) -> bool:
+        """Run a batch of timers, settling after each; return True when stop() asked to end early."""
+        for i, (at, _, name, key) in enumerate(batch):
+            with self.lock:
                 self.clock.advance_to(at)
                 self.enqueue(name, key)
-                self.settle()
+            self._drain()
+            with self.lock:
                 if stop is not None and stop():
-                    return
-            self.clock.advance_to(t)
-            self.settle()
+                    for timer in batch[i + 1:]:
+                        heapq.heappush(self._timers, timer)
+                    return True
+        return False
 
     def advance(self, seconds: float) -> None:
         """Let `seconds` of simulated time pass."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -13,6 +12,7 @@ from aoi.twin.changelog import HISTORY_BYTES, ChangeLog
 from aoi.twin.clock import SimClock, rfc3339
 from aoi.twin.ids import Ids
 from aoi.twin.resources import Resource
+from aoi.twin.tables import Table
 
 # Kinds whose metadata.generation tracks spec changes (custom resources always do).
 GENERATION_KINDS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "PodChaos",
@@ -50,32 +50,58 @@ class Store:
         self.rv = 1
         self.log = ChangeLog(history_bytes)  # bounded by bytes: see changelog.py
         self.listeners: list[Listener] = []
-        self._objects: dict[Resource, dict[tuple[str, str], dict]] = {}
+        self._objects: dict[Resource, Table] = {}
 
-    def __deepcopy__(self, memo) -> "Store":
-        """Copy the store (used by Twin.clone): objects through a JSON round trip, far faster than deepcopy."""
-        import copy
-
-        new = Store.__new__(Store)
-        memo[id(self)] = new
-        for key, value in self.__dict__.items():
-            if key != "_objects":
-                setattr(new, key, copy.deepcopy(value, memo))
-        new._objects = {res: {k: orjson.loads(orjson.dumps(obj)) for k, obj in table.items()}
-                        for res, table in self._objects.items()}
+    def clone(self, clock: SimClock, ids: Ids, lock: threading.RLock) -> "Store":
+        """Return a copy for a cloned twin: same objects and version, no listeners, a fresh watch history."""
+        new = Store(clock, ids, lock)
+        new.rv = self.rv
+        new.log = self.log.fresh()  # watches on a clone start afresh
+        new._objects = {res: table.copy() for res, table in self._objects.items()}
         return new
 
     # --- reads ---
     def get(self, res: Resource, namespace: str, name: str) -> dict | None:
         """Return the stored object or None."""
-        return self._objects.get(res, {}).get((namespace if res.namespaced else "", name))
+        table = self._objects.get(res)
+        return table.objects.get((namespace if res.namespaced else "", name)) if table is not None else None
 
     def list(self, res: Resource, namespace: str | None = None, match: Callable[[dict], bool] | None = None) -> list[dict]:
         """Return objects of a resource (one namespace or all), sorted by namespace and name."""
-        table = self._objects.get(res, {})
-        keys = sorted(k for k in table if namespace is None or not res.namespaced or k[0] == namespace)
-        objs = (table[k] for k in keys)
-        return [o for o in objs if match is None or match(o)]
+        table = self._objects.get(res)
+        if table is None:
+            return []
+        objs = table.objects
+        keys = table.keys(namespace if res.namespaced else None)
+        if match is None:
+            return [objs[k] for k in keys]
+        return [objs[k] for k in keys if match(objs[k])]
+
+    def owned(self, res: Resource, owner: dict) -> list[dict]:
+        """Return the objects whose controller reference names owner (by uid), in list order, from the index."""
+        table = self._objects.get(res)
+        if table is None:
+            return []
+        ns = owner["metadata"].get("namespace") if res.namespaced else None
+        return [table.objects[k] for k in table.owned_keys(owner["metadata"]["uid"], ns)]
+
+    def tally(self, res: Resource, owner: dict) -> dict:
+        """Return {(active, ready, labels): count} over the objects owner controls (a read-only view)."""
+        table = self._objects.get(res)
+        meta = owner["metadata"]
+        return table.tally.get((meta["uid"], meta.get("namespace", "") if res.namespaced else ""), {}) if table else {}
+
+    def on_node(self, res: Resource, node: str) -> list[dict]:
+        """Return the objects (pods) whose spec.nodeName is node, in list order, from the index."""
+        table = self._objects.get(res)
+        if table is None:
+            return []
+        return [table.objects[k] for k in sorted(table.on_node.get(node, ()))]
+
+    def count_on_node(self, res: Resource, node: str) -> int:
+        """Return how many objects (pods) are bound to node."""
+        table = self._objects.get(res)
+        return len(table.on_node.get(node, ())) if table is not None else 0
 
     def count(self, res: Resource) -> int:
         """Return how many objects of a resource exist."""
@@ -86,8 +112,10 @@ class Store:
         """Store a new object, filling uid, resourceVersion, creationTimestamp and generation."""
         meta = obj.setdefault("metadata", {})
         key = (meta.get("namespace", "") if res.namespaced else "", meta["name"])
-        table = self._objects.setdefault(res, {})
-        if key in table:
+        table = self._objects.get(res)
+        if table is None:
+            table = self._objects[res] = Table()
+        if key in table.objects:
             raise KeyError(key)
         if not res.namespaced:
             meta.pop("namespace", None)
@@ -96,7 +124,7 @@ class Store:
         if res.kind in GENERATION_KINDS:
             meta["generation"] = 1
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
-        table[key] = obj
+        table.put(key, obj)
         self._record("ADDED", res, obj)
         return obj
 
@@ -104,20 +132,22 @@ class Store:
         """Replace (or re-save) an object; bump generation when the spec changed against `old`."""
         meta = obj["metadata"]
         key = (meta.get("namespace", "") if res.namespaced else "", meta["name"])
-        current = self._objects.get(res, {}).get(key)
+        table = self._objects.get(res)
+        current = table.objects.get(key) if table is not None else None
         if current is None:
             raise KeyError(key)
         previous = old if old is not None else current
         if res.kind in GENERATION_KINDS and previous is not obj and previous.get("spec") != obj.get("spec"):
             meta["generation"] = previous["metadata"].get("generation", 1) + 1
-        self._objects[res][key] = obj
+        table.put(key, obj)
         self._record("MODIFIED", res, obj)
         return obj
 
     def delete(self, res: Resource, namespace: str, name: str) -> dict | None:
         """Remove an object and return it (None when absent)."""
         key = (namespace if res.namespaced else "", name)
-        obj = self._objects.get(res, {}).pop(key, None)
+        table = self._objects.get(res)
+        obj = table.pop(key) if table is not None else None
         if obj is not None:
             self._record("DELETED", res, obj)
         return obj

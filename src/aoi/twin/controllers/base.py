@@ -40,6 +40,11 @@ def controller_ref(owner: dict) -> dict:
             "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
+def owned(twin, resource: str, owner: dict) -> list[dict]:
+    """Return the objects of a resource controlled by owner, in list order (from the store's owner index)."""
+    return twin.store.owned(twin.resource(resource), owner)
+
+
 def owned_by(obj: dict, owner: dict) -> bool:
     """Tell whether obj's controller reference points at owner (by uid)."""
     uid = owner["metadata"]["uid"]

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from aoi.twin import operations
 from aoi.twin.clock import parse_time, rfc3339
-from aoi.twin.controllers.base import Controller, controller_ref, owned_by, owner_keys
+from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.controllers.job import finished
 
 COMPONENT = "cronjob-controller"
@@ -89,12 +89,12 @@ class CronJobController(Controller):
         if cj is None or cj["metadata"].get("deletionTimestamp"):
             return
         status = copy.deepcopy(cj.get("status") or {})
-        jobs = twin.list("jobs", key[0], lambda j: owned_by(j, cj))
+        jobs = owned(twin, "jobs", cj)
         self._track(twin, cj, jobs, status)
         due = self._due(twin, cj, status)
         if due is not None and not cj["spec"].get("suspend"):
             self._start(twin, cj, jobs, status, due)
-        self._prune(twin, cj, twin.list("jobs", key[0], lambda j: owned_by(j, cj)))
+        self._prune(twin, cj, owned(twin, "jobs", cj))
         if status != (cj.get("status") or {}):
             cj["status"] = {k: v for k, v in status.items() if v not in (None, [])}
             twin.update("cronjobs", cj)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aoi.twin import operations
-from aoi.twin.controllers.base import Controller, owned_by, owner_keys
+from aoi.twin.controllers.base import Controller, owned, owner_keys
 from aoi.twin.controllers.deployment import resolve_percent
 from aoi.twin.controllers.history import HASH_LABEL, prune_revisions, revision_hash, sync_revision
 from aoi.twin.controllers.replicaset import delete_owned_pod, new_pod, set_status
@@ -51,11 +51,23 @@ def target_node(pod: dict) -> str | None:
     return None
 
 
-def placement(ds: dict, node: dict) -> tuple[bool, bool]:
-    """Return (should run, may keep running) for the daemon on a node: selectors, affinity and taints."""
+def placements(ds: dict, nodes: list[dict]) -> dict[str, tuple[bool, bool]]:
+    """Return node name -> placement(ds, node) for every node (the daemon's pod spec prepared once)."""
+    probe = daemon_probe(ds)
+    return {node["metadata"]["name"]: placement(ds, node, probe) for node in nodes}
+
+
+def daemon_probe(ds: dict) -> dict:
+    """Return the daemon's pod (spec only) with the tolerations the controller adds."""
     probe = {"spec": dict(ds["spec"]["template"].get("spec") or {})}
     probe["spec"]["tolerations"] = list(probe["spec"].get("tolerations") or [])
     add_daemon_tolerations(probe["spec"])
+    return probe
+
+
+def placement(ds: dict, node: dict, probe: dict | None = None) -> tuple[bool, bool]:
+    """Return (should run, may keep running) for the daemon on a node: selectors, affinity and taints."""
+    probe = probe or daemon_probe(ds)
     if not node_selector_ok(probe, node):
         return False, False
     taints = [t for t in node["spec"].get("taints") or [] if not tolerates(probe, t)]
@@ -82,12 +94,13 @@ class DaemonSetController(Controller):
             return
         rev, revs = sync_revision(twin, ds)
         nodes = twin.list("nodes")
-        self._clean(twin, ds, nodes)
+        places = placements(ds, nodes)
+        self._clean(twin, ds, places)
         if (ds["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate":
-            self._roll(twin, ds, nodes)
-        self._fill(twin, ds, nodes)
+            self._roll(twin, ds, places)
+        self._fill(twin, ds, nodes, places)
         by_node = self._by_node(twin, ds)
-        self._status(twin, ds, nodes, by_node)
+        self._status(twin, ds, places, by_node)
         live = {rev["metadata"]["name"]} | {r["metadata"]["name"] for r in revs if r["metadata"]["labels"].get(
             HASH_LABEL) in {p["metadata"]["labels"].get(HASH_LABEL) for ps in by_node.values() for p in ps}}
         prune_revisions(twin, ds, revs, live)
@@ -95,16 +108,16 @@ class DaemonSetController(Controller):
     def _by_node(self, twin, ds) -> dict[str, list[dict]]:
         """Return the daemon's live (not terminating) pods by target node, oldest first."""
         out: dict[str, list[dict]] = {}
-        pods = twin.list("pods", ds["metadata"]["namespace"], lambda p: owned_by(p, ds))
+        pods = owned(twin, "pods", ds)
         for pod in sorted(pods, key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"])):
             if not pod["metadata"].get("deletionTimestamp"):
                 out.setdefault(target_node(pod) or "", []).append(pod)
         return out
 
     # --- placement ---
-    def _clean(self, twin, ds, nodes) -> None:
+    def _clean(self, twin, ds, places) -> None:
         """Delete failed pods, extra pods on a node, and pods on nodes they may no longer run on."""
-        keep = {n["metadata"]["name"]: placement(ds, n)[1] for n in nodes}
+        keep = {name: place[1] for name, place in places.items()}
         for node, pods in self._by_node(twin, ds).items():
             for i, pod in enumerate(pods):
                 if (pod.get("status") or {}).get("phase") == "Failed":
@@ -114,11 +127,11 @@ class DaemonSetController(Controller):
                 if i > 0 or not keep.get(node) or (pod.get("status") or {}).get("phase") == "Failed":
                     delete_owned_pod(twin, ds, pod, COMPONENT)
 
-    def _fill(self, twin, ds, nodes) -> None:
+    def _fill(self, twin, ds, nodes, places) -> None:
         """Create a pod on every eligible node that has none."""
         by_node = self._by_node(twin, ds)
         for node in nodes:
-            if placement(ds, node)[0] and node["metadata"]["name"] not in by_node:
+            if places[node["metadata"]["name"]][0] and node["metadata"]["name"] not in by_node:
                 self._create(twin, ds, node, nodes)
 
     def _create(self, twin, ds, node, nodes) -> None:
@@ -133,11 +146,11 @@ class DaemonSetController(Controller):
         twin.record(ds, "Normal", "SuccessfulCreate", f"Created pod: {stored['metadata']['name']}", COMPONENT)
 
     # --- rolling update ---
-    def _roll(self, twin, ds, nodes) -> None:
+    def _roll(self, twin, ds, places) -> None:
         """Replace pods of old revisions: unavailable ones at once, available ones within maxUnavailable."""
         now, min_ready = twin.clock.now(), ds["spec"].get("minReadySeconds", 0)
         current = revision_hash(ds)
-        eligible = {n["metadata"]["name"] for n in nodes if placement(ds, n)[0]}
+        eligible = {name for name, place in places.items() if place[0]}
         by_node = self._by_node(twin, ds)
         unavailable = sum(1 for n in eligible if not any(ready_for(p, now) >= min_ready for p in by_node.get(n, [])))
         ru = (ds["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}
@@ -153,27 +166,28 @@ class DaemonSetController(Controller):
                 delete_owned_pod(twin, ds, pod, COMPONENT)
 
     # --- status ---
-    def _count(self, twin, ds, pod, counts) -> None:
+    def _count(self, twin, ds, pod, counts, current: str) -> None:
         """Count a node's daemon pod as scheduled, ready, available and updated."""
         now, min_ready = twin.clock.now(), ds["spec"].get("minReadySeconds", 0)
         counts["current"] += 1
         counts["ready"] += ready_for(pod, now) >= 0
         counts["available"] += ready_for(pod, now) >= min_ready
-        counts["updated"] += pod["metadata"]["labels"].get(HASH_LABEL) == revision_hash(ds)
+        counts["updated"] += pod["metadata"]["labels"].get(HASH_LABEL) == current
         if 0 <= ready_for(pod, now) < min_ready:  # look again once it has been ready long enough
             key = (ds["metadata"]["namespace"], ds["metadata"]["name"])
             twin.schedule(min_ready - ready_for(pod, now), self.name, key)
 
-    def _status(self, twin, ds, nodes, by_node) -> None:
+    def _status(self, twin, ds, places, by_node) -> None:
         """Report scheduled, ready, available, updated and misscheduled counts."""
         counts = dict.fromkeys(("desired", "current", "miss", "ready", "available", "updated"), 0)
-        for node in nodes:
-            pods = by_node.get(node["metadata"]["name"], [])
-            should_run = placement(ds, node)[0]
+        current = revision_hash(ds)  # once per status, not once per pod
+        for name, place in places.items():
+            pods = by_node.get(name, [])
+            should_run = place[0]
             counts["desired"] += should_run
             counts["miss"] += bool(pods) and not should_run
             if should_run and pods:
-                self._count(twin, ds, pods[0], counts)
+                self._count(twin, ds, pods[0], counts, current)
         set_status(twin, "daemonsets", ds, {
             "currentNumberScheduled": counts["current"], "desiredNumberScheduled": counts["desired"],
             "numberAvailable": counts["available"], "numberMisscheduled": counts["miss"],

@@ -7,7 +7,7 @@ import math
 
 from aoi.twin import operations
 from aoi.twin.clock import parse_time, rfc3339
-from aoi.twin.controllers.base import Controller, controller_ref, owned_by, owner_keys
+from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.ids import template_hash
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -51,13 +51,13 @@ class DeploymentController(Controller):
         if d is None or d["metadata"].get("deletionTimestamp"):
             return
         before = copy.deepcopy((d.get("status"), d["metadata"].get("annotations")))
-        rss = [rs for rs in twin.list("replicasets", key[0]) if owned_by(rs, d)]
+        rss = owned(twin, "replicasets", d)
         new = self._new_rs(twin, d, rss)
         old = [rs for rs in rss if rs is not new]
         if not d["spec"].get("paused"):
             self._rollout(twin, d, new, old)
             self._cleanup(twin, d, old)
-        self._status(twin, d, new, [rs for rs in twin.list("replicasets", key[0]) if owned_by(rs, d)])
+        self._status(twin, d, new, owned(twin, "replicasets", d))
         d["status"] = {k: v for k, v in d["status"].items() if v not in (0, None, [])}
         if new is not None:  # the deployment carries its current revision, as the real controller writes it
             d["metadata"].setdefault("annotations", {})[REVISION] = str(revision(new))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from aoi.twin import operations
-from aoi.twin.controllers.base import controller_ref, owned_by
+from aoi.twin.controllers.base import controller_ref, owned
 from aoi.twin.ids import template_hash
 
 HASH_LABEL = "controller-revision-hash"
@@ -33,7 +33,7 @@ def revision_template(rev: dict) -> dict:
 
 def owned_revisions(twin, owner: dict) -> list[dict]:
     """Return the owner's ControllerRevisions, oldest revision first."""
-    revs = twin.list("controllerrevisions", owner["metadata"]["namespace"], lambda r: owned_by(r, owner))
+    revs = owned(twin, "controllerrevisions", owner)
     return sorted(revs, key=lambda r: (r.get("revision", 0), r["metadata"]["name"]))
 
 

@@ -6,7 +6,7 @@ import copy
 
 from aoi.twin import operations
 from aoi.twin.clock import parse_time, rfc3339
-from aoi.twin.controllers.base import Controller, owned_by, owner_keys
+from aoi.twin.controllers.base import Controller, owned, owner_keys
 from aoi.twin.controllers.replicaset import delete_owned_pod, new_pod, set_status
 from aoi.twin.podstatus import condition, is_ready, restarts
 
@@ -67,7 +67,7 @@ class JobController(Controller):
             self._release_orphans(twin, key)
             return
         self._default_selector(twin, job)
-        pods = twin.list("pods", key[0], lambda p: owned_by(p, job))
+        pods = owned(twin, "pods", job)
         status = copy.deepcopy(job.get("status") or {})
         self._account(twin, job, pods, status)
         if finished(job):
@@ -76,7 +76,7 @@ class JobController(Controller):
             self._suspend(twin, job, pods, status)
         else:
             self._run(twin, job, pods, status)
-        self._write(twin, job, twin.list("pods", key[0], lambda p: owned_by(p, job)), status)
+        self._write(twin, job, owned(twin, "pods", job), status)
 
     # --- API-server side defaults (the uid exists only once stored) ---
     def _default_selector(self, twin, job) -> None:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import copy
 
 from aoi.twin import operations
-from aoi.twin.controllers.base import Controller, controller_ref, owned_by, owner_keys
-from aoi.twin.podstatus import is_ready, pod_rank
+from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
+from aoi.twin.podstatus import pod_rank
+
+
+BURST_REPLICAS = 500  # pods created or deleted per sync at most, as kube-controller-manager's burstReplicas
 
 
 def active_pods(twin, owner: dict) -> list[dict]:
     """Return the owner's pods that are neither terminating nor finished."""
-    ns = owner["metadata"]["namespace"]
-    return [p for p in twin.list("pods", ns) if owned_by(p, owner) and not p["metadata"].get("deletionTimestamp")
+    return [p for p in owned(twin, "pods", owner) if not p["metadata"].get("deletionTimestamp")
             and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
 
 
@@ -66,20 +68,27 @@ class ReplicaSetController(Controller):
         rs = twin.get("replicasets", *key)
         if rs is None or rs["metadata"].get("deletionTimestamp"):
             return
-        pods = active_pods(twin, rs)
-        diff = rs["spec"].get("replicas", 1) - len(pods)
+        # Counts come from the store's tally of the pods rs controls: a reconcile costs O(1) unless it scales down.
+        # Status reports the pods seen before this sync's creations (a copy: the tally itself follows the store).
+        tally = dict(twin.store.tally(twin.resource("pods"), rs))
+        missing = rs["spec"].get("replicas", 1) - sum(n for (active, _, _), n in tally.items() if active)
+        diff = max(min(missing, BURST_REPLICAS), -BURST_REPLICAS)
         for _ in range(max(diff, 0)):
             create_owned_pod(twin, rs, f"{rs['metadata']['name']}-{twin.ids.suffix()}", "replicaset-controller")
         if diff < 0:
-            for pod in sorted(pods, key=pod_rank)[:-diff]:
+            for pod in sorted(active_pods(twin, rs), key=pod_rank)[:-diff]:
                 delete_owned_pod(twin, rs, pod, "replicaset-controller")
-            pods = active_pods(twin, rs)
-        self._status(twin, rs, pods)
+            tally = twin.store.tally(twin.resource("pods"), rs)
+        self._status(twin, rs, tally)
+        if diff != missing:
+            twin.enqueue(self.name, key)  # the rest at the next sync
 
-    def _status(self, twin, rs, pods):
-        ready = sum(1 for p in pods if is_ready(p))
-        labels = rs["spec"].get("template", {}).get("metadata", {}).get("labels") or {}
-        full = sum(1 for p in pods if all(p["metadata"].get("labels", {}).get(k) == v for k, v in labels.items()))
+    def _status(self, twin, rs, tally: dict):
+        """Write replicas, fullyLabeledReplicas, readyReplicas and availableReplicas from the tally."""
+        wanted = (rs["spec"].get("template", {}).get("metadata", {}).get("labels") or {}).items()
+        active = [(ready, has >= wanted, n) for (on, ready, has), n in tally.items() if on]
+        ready = sum(n for pod_ready, _, n in active if pod_ready)
         set_status(twin, "replicasets", rs, {
-            "replicas": len(pods), "fullyLabeledReplicas": full, "readyReplicas": ready,
+            "replicas": sum(n for _, _, n in active), "fullyLabeledReplicas": sum(n for _, full, n in active if full),
+            "readyReplicas": ready,
             "availableReplicas": ready, "observedGeneration": rs["metadata"].get("generation", 1)}, keep=("replicas",))

@@ -119,10 +119,8 @@ class Scheduler(Controller):
 
     def _pick(self, twin, nodes: list[dict]) -> dict:
         """Pick the node with the fewest pods (ties by name), like a spreading score."""
-        load = {n["metadata"]["name"]: 0 for n in nodes}
-        for p in twin.list("pods"):
-            if p["spec"].get("nodeName") in load:
-                load[p["spec"]["nodeName"]] += 1
+        pods = twin.resource("pods")
+        load = {n["metadata"]["name"]: twin.store.count_on_node(pods, n["metadata"]["name"]) for n in nodes}
         return min(nodes, key=lambda n: (load[n["metadata"]["name"]], n["metadata"]["name"]))
 
     def _bind(self, twin, pod: dict, node: dict) -> None:

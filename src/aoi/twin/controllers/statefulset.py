@@ -6,7 +6,7 @@ import copy
 
 from aoi.twin import operations
 from aoi.twin.clock import parse_time
-from aoi.twin.controllers.base import Controller, controller_ref, owned_by, owner_keys
+from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.controllers.history import HASH_LABEL, prune_revisions, revision_template, sync_revision
 from aoi.twin.controllers.replicaset import set_status
 from aoi.twin.podstatus import condition, is_ready
@@ -68,7 +68,7 @@ class StatefulSetController(Controller):
 
     def _pods(self, twin, sts) -> dict[int, dict]:
         """Return the set's pods by ordinal."""
-        pods = twin.list("pods", sts["metadata"]["namespace"], lambda p: owned_by(p, sts))
+        pods = owned(twin, "pods", sts)
         return {ordinal_of(sts, p): p for p in pods if ordinal_of(sts, p) >= 0}
 
     # --- the ordered pod lifecycle ---
