@@ -2,7 +2,8 @@
 
 Each folder is made 0700 under the temp dir and named aoi-<kind>-<pid>-<random>. It is removed by `remove()` or at
 exit; a process killed before that (SIGKILL, SIGTERM without a handler, a crash) leaves it behind, and the next
-process that makes a folder sweeps every leftover of ours whose owner is gone.
+process that makes a folder sweeps every leftover of ours whose owner is gone, and the aoi-tls-* key folders that
+older versions never removed.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 PREFIX = "aoi-"
 _NAME = re.compile(r"aoi-[a-z][a-z-]*-(\d+)-[a-z0-9_]{8}")  # mkdtemp's random part is 8 of [a-z0-9_]
+_LEGACY_TLS = re.compile(r"aoi-tls-[a-z0-9_]{8}")  # before names carried the pid (and the key stayed on disk)
+LEGACY_GRACE = 60.0  # seconds
 _KIND = re.compile(r"[a-z][a-z-]*[a-z]")
 _live: dict[Path, int] = {}  # folder -> pid that made it (a forked child must not remove its parent's folders)
 _lock = threading.Lock()
@@ -74,26 +78,31 @@ def write_private(path: str | Path, data: bytes) -> Path:
 
 
 def sweep(root: str | Path | None = None) -> list[Path]:
-    """Remove this user's aoi-<kind>-<pid>-* folders whose process has ended; return what was removed."""
+    """Remove this user's folders of ended processes and older versions' TLS key folders; return them."""
     removed = []
     with os.scandir(root or tempfile.gettempdir()) as entries:
         for entry in entries:
-            match = _NAME.fullmatch(entry.name)
-            if match and entry.is_dir(follow_symlinks=False) and _orphaned(entry, int(match.group(1))):
+            if _stale(entry):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(Path(entry.path))
     return removed
 
 
-def _orphaned(entry: os.DirEntry, pid: int) -> bool:
-    """Tell whether a folder is ours (same uid) and the process that made it is gone."""
+def _stale(entry: os.DirEntry) -> bool:
+    """Tell whether a folder is one of this user's that nobody needs any more."""
+    match, legacy = _NAME.fullmatch(entry.name), _LEGACY_TLS.fullmatch(entry.name)
+    if not (match or legacy) or not entry.is_dir(follow_symlinks=False):
+        return False
     try:
         stat = entry.stat(follow_symlinks=False)
     except OSError:  # another process swept it first
         return False
-    if stat.st_uid != os.getuid() or pid == os.getpid():
+    if stat.st_uid != os.getuid():
         return False
-    return not _alive(pid) or _started_after(pid, stat.st_mtime)
+    if legacy:  # a private key older versions left for good; read once at start-up, so a minute old is done with
+        return time.time() - stat.st_mtime > LEGACY_GRACE
+    pid = int(match.group(1))
+    return pid != os.getpid() and (not _alive(pid) or _started_after(pid, stat.st_mtime))
 
 
 def _alive(pid: int) -> bool:
