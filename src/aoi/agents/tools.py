@@ -1,8 +1,11 @@
-"""The roles' tools as declared data: what each runs in the environment, behind policy, approval and audit."""
+"""The roles' tools as declared data: what each runs in the environment, behind policy, approval and audit.
+
+Commands are judged by aoi.safety.gate.check, the same enforcement point env.step applies again on arrival: a refusal
+here only saves the step."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from aoi.agents import filereader
@@ -10,7 +13,8 @@ from aoi.agents.actions import env_action
 from aoi.agents.loop import Tool
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
-from aoi.safety.policy import check
+from aoi.safety.exports import REFUSED, Exports
+from aoi.safety.gate import check
 
 NEXT = "\nPlease take the next action"
 DRY_RUN_VERBS = ("patch", "scale", "set", "label", "annotate", "delete", "create", "apply", "replace")
@@ -22,6 +26,7 @@ class Channel:
 
     step: Callable[[str, str | None], str]  # (action text, role) -> observation
     episode: str = ""
+    exports: Exports = field(default_factory=Exports)  # the telemetry files read_file may open
 
     def act(self, action: str, role: str) -> str:
         """Run one environment action and return its observation without the next-action prompt."""
@@ -40,7 +45,17 @@ def _shell(channel: Channel, role: str, command: str) -> tuple[str, str, str]:
 
 def _env(channel: Channel, role: str, api: str, *args) -> tuple[str, str, str]:
     action = env_action(api, *args)
-    return channel.act(action, role), "ok", action
+    observation = channel.act(action, role)
+    if api in ("get_metrics", "get_traces"):
+        channel.exports.note(observation)
+    return observation, "ok", action
+
+
+def _read(channel: Channel, path, op: str = "summary", **args) -> tuple[str, str, str]:
+    """Page through an exported telemetry file; any other host file is refused."""
+    if not channel.exports.allows(path):
+        return REFUSED, "refused", ""
+    return filereader.read(path, op, **args), "ok", ""
 
 
 def read_tools(channel: Channel, role: str) -> dict[str, Tool]:
@@ -52,7 +67,7 @@ def read_tools(channel: Channel, role: str) -> dict[str, Tool]:
                                                                                namespace, int(duration))),
         "get_traces": Tool("get_traces", lambda namespace, duration=5: _env(channel, role, "get_traces",
                                                                              namespace, int(duration))),
-        "read_file": Tool("read_file", lambda path, op="summary", **args: (filereader.read(path, op, **args), "ok", "")),
+        "read_file": Tool("read_file", lambda path, op="summary", **args: _read(channel, path, op, **args)),
     }
 
 

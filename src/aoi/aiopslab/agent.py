@@ -29,9 +29,10 @@ class AOIAgent:
     requires; the Observer alone submits.
 
     Read-only enforcement: AIOpsLab runs every action with full rights (one shell, one kubeconfig), so the per-role
-    credentials that make the Probe read-only on the twin and on a cluster backend do not exist there. The Probe's
-    command policy (aoi.safety.policy.check, applied before a command leaves the runtime) is the only guard; it
-    stays on, as do the Executor's approval gate and audit log.
+    credentials that make the Probe read-only on the twin and on a cluster backend do not exist there. The roles'
+    command policy is the only guard: the BridgeEnv applies aoi.safety.gate.check to every exec_shell (the admin
+    baseline for the Observer) and lets read_metrics/read_traces name only files AIOpsLab exported, before anything
+    reaches AIOpsLab's shell; the Executor's approval gate and audit log stay on.
 
     The trajectory is recorded as the team works and returned by `finish(results)` after the episode, with
     AIOpsLab's results; `exchanges` lists every action AIOpsLab played and what it answered.

@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from aoi.env.parser import ParseError, parse
+from aoi.env.parser import ParseError, ParsedAction, parse
 from aoi.problems.model import TASK_TYPES
+from aoi.safety import exports, gate
 
 FIRST = "Please take the next action"
 SUFFIX = "\n" + FIRST
@@ -96,6 +97,7 @@ class BridgeEnv:
         self.inbox: queue.Queue = queue.Queue()  # observations get_action received
         self.steps, self.done, self.results = 0, False, None
         self.exchanges: list[dict] = []  # {role, action, observation} of every action AIOpsLab played
+        self.exports = exports.Exports()  # the files AIOpsLab said it exported: the only ones read_* may name
 
     def reset(self) -> str:
         """Return the task text (AIOpsLab already deployed and injected)."""
@@ -107,19 +109,35 @@ class BridgeEnv:
         if self.done:
             raise RuntimeError("the episode is over; AIOpsLab takes no more actions")
         try:
-            submitted = parse(action_text).api == "submit"
+            action = parse(action_text)
         except ParseError as exc:  # never sent: AIOpsLab would only answer with the same error
             return str(exc), 0.0, False, False, {"steps": self.steps, "role": role, "sent": False}
+        refusal = self.refusal(action, role)
+        if refusal:  # never sent: AIOpsLab runs commands in a real shell with admin rights
+            return refusal, 0.0, False, False, {"steps": self.steps, "role": role, "sent": False}
+        submitted = action.api == "submit"
         self.steps += 1
         last = self.steps >= self.max_steps
         self.done = submitted or last
         self.outbox.put(action_text)
         observation = SUBMITTED if submitted else LAST_STEP if last else self._receive()
+        if action.api in ("get_metrics", "get_traces"):
+            self.exports.note(observation)
         self.exchanges.append({"role": role, "action": action_text, "observation": observation})
         info = {"steps": self.steps, "role": role, "sent": True}
         if self.done:
             return observation, 0.0, submitted, not submitted, info
         return observation + SUFFIX, 0.0, False, False, info
+
+    def refusal(self, action: ParsedAction, role: str | None) -> str | None:
+        """Return why an action may not reach AIOpsLab (the role's command policy, a file it did not export)."""
+        if action.api == "exec_shell":
+            verdict = gate.check(action.args[0] if action.args else "", role)
+            return None if verdict.allowed else f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): {verdict.reason}"
+        if action.api in ("read_metrics", "read_traces"):
+            path = action.args[0] if action.args else action.kwargs.get("file_path")
+            return None if self.exports.allows(path) else exports.REFUSED.replace("read_file", action.api)
+        return None
 
     def _receive(self) -> str:
         """Wait for AIOpsLab's observation; an ended episode answers ENDED and uses up the step budget."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from urllib3.exceptions import HTTPError
 from aoi import runtime_dirs
 from aoi.faults import Kube
 from aoi.rbac import IDENTITY_NAMESPACE
-from aoi.twin.kubectl import kubectl_binary
+from aoi.twin.kubectl import kubectl_binary, kubectl_env, spawn, stop
 
 MANIFESTS = Path(__file__).resolve().parents[1] / "twin" / "apps"
 TOKEN_SECONDS = 3600
@@ -104,16 +103,17 @@ class KubectlAs:
 
     def __init__(self, kubeconfig: Path, cache: Path):
         self.binary = kubectl_binary()
-        self.env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(cache)}
+        self.env = kubectl_env(kubeconfig, cache)
 
     def run(self, args: list[str], timeout: float = 30.0) -> tuple[str, str, int, bool]:
-        """Return (stdout, stderr, exit code, timed out) of `kubectl ARGS...`."""
+        """Return (stdout, stderr, exit code, timed out) of `kubectl ARGS...`; at the timeout its whole group dies."""
+        proc = spawn([self.binary, *args], self.env, None)
         try:
-            done = subprocess.run([self.binary, *args], capture_output=True, env=self.env, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired as exc:
-            return (exc.stdout or b"").decode(errors="replace"), (exc.stderr or b"").decode(errors="replace"), -1, True
-        return done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"), done.returncode, False
+            out, err = proc.communicate(timeout=timeout)
+            code, timed_out = proc.returncode, False
+        except subprocess.TimeoutExpired:
+            (out, err), code, timed_out = stop(proc), -1, True
+        return out.decode(errors="replace"), err.decode(errors="replace"), code, timed_out
 
 
 def verify(runners: dict[str, KubectlAs], namespace: str, expected=EXPECTED) -> None:

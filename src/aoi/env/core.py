@@ -10,10 +10,15 @@ from aoi.env.parser import ParseError, parse
 from aoi.env.prompts import task_prompt
 from aoi.problems.model import Problem
 from aoi.problems.registry import make as make_problem
+from aoi.safety.gate import MAX_COMMAND
+from aoi.safety.policy import one_line
 
 NEXT = "Please take the next action"
 SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALID_SUBMISSION)
 SECONDS_PER_STEP = 15.0
+MAX_ACTION = 2 * MAX_COMMAND  # characters of reply text parsed per step; longer replies are refused unparsed
+MAX_TIMEOUT = 120.0  # wall seconds one exec_shell command may run
+MAX_NAME = 253  # characters of a Kubernetes name (DNS subdomain)
 ROLES = (None, "observer", "admin", "probe", "executor")
 SUBMITTERS = (None, "observer", "admin")
 BACKENDS = ("twin", "cluster")
@@ -126,6 +131,10 @@ class Env:
     # --- actions ---
     def _act(self, action_text: str, role: str | None) -> tuple[str, bool, object]:
         """Parse and run one action; return (observation, submitted, solution)."""
+        if not isinstance(action_text, str) or len(action_text) > MAX_ACTION:
+            size = f"{len(action_text)} characters" if isinstance(action_text, str) else type(action_text).__name__
+            return (f"Error: an action of {size} is refused (at most {MAX_ACTION} characters of text) — send one short "
+                    "fenced block."), False, None
         try:
             action = parse(action_text)
         except ParseError as exc:
@@ -141,11 +150,16 @@ class Env:
             return handler(*action.args, role=role, **action.kwargs), False, None
         except TypeError as exc:  # wrong arguments: answer like AIOpsLab, naming the action
             return str(exc).replace("Env._do_", "").replace("_do_", ""), False, None
+        except (ValueError, ArithmeticError) as exc:  # duration="abc" or 1e999: say which argument, never crash
+            return f"Error: invalid argument for {action.api} ({one_line(str(exc))}); pass plain numbers.", False, None
 
     def _do_exec_shell(self, command: str, timeout: int = 30, role=None) -> str:
-        return self.backend.exec_shell(command, role, float(timeout))
+        limit = min(max(float(timeout), 1.0), MAX_TIMEOUT)  # inf or 1e9 would let a stuck command hold the session
+        return self.backend.exec_shell(command, role, limit)
 
     def _do_get_logs(self, namespace: str, service: str, role=None) -> str:
+        if any(len(str(name)) > MAX_NAME or not str(name).isprintable() for name in (namespace, service)):
+            return f"Error: namespace and service must be printable names of at most {MAX_NAME} characters."
         return self.backend.get_logs(namespace, service, role)
 
     def _do_get_metrics(self, namespace: str, duration: int = 5, role=None) -> str:

@@ -1,4 +1,4 @@
-"""exec_shell without a shell: kubectl, optionally piped through text filters; nothing else can run."""
+"""exec_shell without a shell: kubectl, optionally piped through text filters, as the role's policy allows."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import shlex
 from dataclasses import dataclass
 from typing import Callable
 
+from aoi.safety import gate
+from aoi.safety.policy import one_line
+from aoi.safety.shellwords import Refused
 from aoi.twin.programs.context import ExecContext
 from aoi.twin.programs.registry import default_registry
 
@@ -17,6 +20,7 @@ BLOCKED = (("kubectl edit", "Error: Cannot use `kubectl edit`. Use `kubectl patc
            ("kubectl logs -f", "Error: Cannot use `kubectl logs -f`. Use `kubectl logs` instead."))
 FILTERS = ("grep", "egrep", "fgrep", "head", "tail", "wc", "sort", "uniq", "awk", "cut", "sed", "tr", "jq")
 OUTPUT_CAP = 40_000
+MAX_OUTPUT = 8 * 1024 * 1024  # characters of kubectl output the filters may see (bounds their time)
 REFUSED = ("Error: exec_shell runs kubectl, optionally piped into {filters}; shell syntax such as {token!r} is not "
            "available. Run one kubectl command per action; use `kubectl exec POD -- CMD` for commands inside a "
            "container.")
@@ -71,19 +75,16 @@ def parse_pipeline(command: str) -> Pipeline:
 
 
 def _split_pipes(command: str) -> list[str]:
-    """Split on | characters that are outside quotes."""
-    parts, cur, quote = [], "", ""
-    for ch in command:
+    """Split on | characters that are outside quotes (one pass: commands may be long)."""
+    cuts, quote = [], ""
+    for i, ch in enumerate(command):
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
             quote = ch
         elif ch == "|":
-            parts.append(cur)
-            cur = ""
-            continue
-        cur += ch
-    return parts + [cur]
+            cuts.append(i)
+    return [command[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(command)])]
 
 
 def run_filters(text: bytes, filters: list[list[str]], now: float) -> tuple[bytes, bytes, int]:
@@ -101,26 +102,48 @@ def run_filters(text: bytes, filters: list[list[str]], now: float) -> tuple[byte
     return data, errors, code
 
 
-def exec_shell(command: str, run_kubectl: Callable[[list[str], float], tuple[str, str, int, bool]], now: float,
-               timeout: float = 30.0) -> str:
-    """Run one exec_shell command and return AIOpsLab's observation text (kind host flavour)."""
-    for needle, answer in BLOCKED:
-        if needle in command:
-            return answer
+def plan(command: str, role: str | None) -> Pipeline:
+    """Return the pipeline a role may run, through the one enforcement point (aoi.safety.gate); raise ShellRefusal.
+
+    The probe and the executor run exactly the stages their policy judged. The admin roles (AIOpsLab parity) keep
+    AIOpsLab's blocks and parsing, then must pass the baseline every role obeys.
+    """
     try:
+        gate.screen(command)
+        if role in gate.LIMITED:
+            stages = gate.authorize(command, role)[1]
+            return Pipeline(stages[0][1:], stages[1:])
+        for needle, answer in BLOCKED:
+            if needle in command:
+                raise ShellRefusal(answer)
         pipeline = parse_pipeline(command)
+        gate.check_argv(pipeline.kubectl)
+        return pipeline
+    except Refused as refused:
+        raise ShellRefusal(f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): "
+                           f"{one_line(str(refused))}") from None
+
+
+def exec_shell(command: str, run_kubectl: Callable[[list[str], float], tuple[str, str, int, bool]], now: float,
+               timeout: float = 30.0, role: str | None = None) -> str:
+    """Run one exec_shell command as a role and return AIOpsLab's observation text (kind host flavour)."""
+    try:
+        pipeline = plan(command, role)
     except ShellRefusal as refusal:
         return str(refusal)
     stdout, stderr, code, timed_out = run_kubectl(pipeline.kubectl, timeout)
     if timed_out:
         return (f"Failed to execute command in Docker container: kind-control-plane\n"
                 f"Error: Command '{command}' timed out after {int(timeout)} seconds")
+    if len(stdout) > MAX_OUTPUT:
+        return (f"Error: the command printed {len(stdout)} characters, more than exec_shell handles "
+                f"({MAX_OUTPUT}) — narrow it with -n, -l, --field-selector, -o jsonpath or --tail.")
     out, err = stdout.encode(), stderr.encode()
     if pipeline.filters:
         out, filter_err, code = run_filters(out, pipeline.filters, now)
         err += filter_err
     if code != 0:
-        return f"[ERROR] Docker command execution failed: {err.decode(errors='replace')}"
+        return f"[ERROR] Docker command execution failed: {cap(err.decode(errors='replace'))}"
     return cap(out.decode(errors="replace"))
 
 

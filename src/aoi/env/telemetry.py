@@ -94,20 +94,35 @@ def read_table(path: Path) -> str:
     return "\n".join(lines)
 
 
+EXPORT_FOLDERS = ("metrics_output", "trace_output")  # the only folders of an episode read_* may open
+
+
 def read_export(file_path: str, root: Path, kind: str) -> str:
-    """Answer read_metrics/read_traces: only files exported in this episode can be read."""
+    """Answer read_metrics/read_traces: only CSV files exported in this episode (never kubeconfigs) can be read.
+
+    Example:
+        >>> read_export("../kubeconfigs/admin.yaml", Path("/nonexistent"), "metrics")
+        "error: Metrics file '../kubeconfigs/admin.yaml' not found."
+    """
     label = "Metrics" if kind == "metrics" else "Traces"
-    path = Path(file_path)
-    if not path.is_absolute():
-        path = root / path
-    try:
-        path = path.resolve()
-        inside = root.resolve() in path.parents
-    except OSError:
-        inside = False
-    if not inside or not path.is_file():
-        return f"error: {label} file '{file_path}' not found."
+    path = exported_file(file_path, root)
+    if path is None:
+        return f"error: {label} file '{str(file_path)[:300]}' not found."
     try:
         return read_table(path)
     except (OSError, csv.Error, UnicodeDecodeError) as exc:
         return f"Failed to read {label.lower()}: {exc}"
+
+
+def exported_file(file_path: str, root: Path) -> Path | None:
+    """Return the resolved file when it lies inside one of the episode's export folders, else None."""
+    if not isinstance(file_path, str) or "\x00" in file_path or len(file_path) > 4096:
+        return None
+    path = Path(file_path) if Path(file_path).is_absolute() else root / file_path
+    try:
+        path = path.resolve()
+        folders = [(root / name).resolve() for name in EXPORT_FOLDERS]
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable folder
+        return None
+    inside = any(folder in path.parents for folder in folders)
+    return path if inside and path.is_file() else None

@@ -108,7 +108,7 @@ class TwinBackend:
             done = runner.run(args, timeout=limit)
             return done.stdout, done.stderr, done.returncode, done.timed_out
 
-        return shell.exec_shell(command, run, self.now(), timeout)
+        return shell.exec_shell(command, run, self.now(), timeout, role=role)
 
     def get_logs(self, namespace: str, service: str, role: str | None) -> str:
         """Return the full log of the first pod of a service (AIOpsLab's label rules)."""

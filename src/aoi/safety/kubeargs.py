@@ -43,7 +43,7 @@ VALUE = ("namespace server v request-timeout filename kustomize label-columns ou
          "to-revision grace-period from-literal from-file from-env-file output-directory namespaces image overrides "
          "raw as as-group as-uid token kubeconfig context cluster user username password certificate-authority "
          "client-certificate client-key tls-server-name cache-dir profile profile-output port address target copy-to "
-         "prefix").split()
+         "prefix restart").split()
 BOOL = ("all-namespaces watch watch-only recursive ignore-not-found no-headers show-kind show-labels "
         "show-managed-fields server-print all-containers all-pods follow previous timestamps ignore-errors "
         "insecure-skip-tls-verify-backend insecure-skip-tls-verify show-events sum use-protocol-buffers show-capacity "

@@ -6,7 +6,7 @@ import re
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from aoi.safety import filters, shellwords
+from aoi.safety import baseline, filters, shellwords
 from aoi.safety.kubeargs import Call, parse
 from aoi.safety.resources import CLUSTER_SCOPED, IDENTITY, NAMESPACED, targets
 from aoi.safety.shellwords import Refused
@@ -14,7 +14,7 @@ from aoi.safety.shellwords import Refused
 ROLES = ("probe", "executor")
 # Command paths (verb plus sub-command, aliases resolved) by what they do.
 READS = {"get", "describe", "logs", "top pod", "top node", "events", "explain", "api-resources", "api-versions",
-         "version", "cluster-info", "cluster-info dump", "auth can-i", "auth whoami", "config view",
+         "version", "cluster-info", "auth can-i", "auth whoami", "config view",
          "config current-context", "config get-contexts", "rollout status", "rollout history"}
 WRITES = {"patch", "scale", "set image", "set env", "set resources", "rollout restart", "rollout undo",
           "rollout pause", "rollout resume", "delete", "create configmap", "create secret generic", "label",
@@ -64,28 +64,11 @@ CLUSTER_WRITES = {("patch", "persistentvolumes"), ("patch", "nodes"), ("label", 
                   ("label", "persistentvolumes"), ("annotate", "persistentvolumes"), ("cordon", "nodes"),
                   ("uncordon", "nodes")}
 
-# Flags refused for every role, grouped by what they would let a command do.
-FLAG_REASONS = {
-    "identity": ({"as", "as-group", "as-uid", "token", "user", "username", "password", "client-certificate",
-                  "client-key"},
-                 "changes who kubectl acts as — run the command with your own role's credentials"),
-    "target": ({"kubeconfig", "context", "cluster", "server", "certificate-authority", "tls-server-name",
-                "insecure-skip-tls-verify", "insecure-skip-tls-verify-backend"},
-               ("points kubectl at other credentials or another cluster — drop it; the environment already targets "
-                "the right cluster")),
-    "files": ({"filename", "kustomize", "patch-file", "from-file", "from-env-file", "cache-dir", "profile",
-               "profile-output", "output-directory"},
-              ("reads or writes local files, which exec_shell cannot offer — name objects as TYPE NAME and pass "
-               "patches and values inline")),
-    "spec": ({"overrides", "privileged", "image"},
-             "injects an arbitrary pod spec or image — patch the owning workload instead"),
-    "stream": ({"follow", "watch", "watch-only"},
-               "streams until interrupted — run the command once without it (bound logs with --tail or --since)"),
-}
+# Flags refused for the probe and the executor on top of the baseline every role obeys (aoi.safety.baseline).
+SPEC_FLAGS = {"overrides", "privileged", "image"}
 ESCALATION = re.compile(r"privileged|hostPID|hostIPC|hostNetwork|hostPath|allowPrivilegeEscalation|capabilities|"
                         r"serviceAccount|automountServiceAccountToken", re.IGNORECASE)
 RAW_FORBIDDEN = {"exec", "attach", "portforward", "proxy", "secrets", "token"}
-MAX_VERBOSITY = 6  # above 6 kubectl logs request headers
 
 
 class Verdict(NamedTuple):
@@ -160,19 +143,15 @@ def _kind(call: Call, role: str) -> str:
 
 
 def _check_flags(call: Call) -> None:
-    """Refuse flags that change identity or cluster, touch local files, inject specs or stream forever."""
-    for group, (names, why) in FLAG_REASONS.items():
-        for name in names:
-            if call.values(name) and (group != "stream" or call.on(name)):
-                raise Refused(f"The flag --{name} is refused because it {why}.")
-    for value in call.values("v"):
-        if not (value or "").isdigit() or int(value) > MAX_VERBOSITY:
-            raise Refused(f"Verbosity -v={value} is refused (above {MAX_VERBOSITY} kubectl prints request headers) — "
-                          f"use -v={MAX_VERBOSITY} or less.")
-    for value in call.values("output"):
-        if (value or "").split("=")[0].lower().endswith("file"):  # go-template-file, templatefile, jsonpath-file
-            raise Refused(f"-o {value} reads a local template file — pass the template inline, e.g. "
-                          "-o jsonpath='{...}'.")
+    """Apply the baseline every role obeys, then refuse injected specs, other subresources and stray `--`."""
+    baseline.check(call)
+    if call.values("filename"):
+        raise Refused("-f/--filename reads manifests, which exec_shell cannot provide — name objects as TYPE NAME and "
+                      "pass patches inline.")
+    for name in SPEC_FLAGS:
+        if call.values(name):
+            raise Refused(f"The flag --{name} is refused because it injects an arbitrary pod spec or image — patch "
+                          "the owning workload instead.")
     if any(value not in ("status", "scale") for value in call.values("subresource")):
         raise Refused("Only the status and scale subresources may be named — read the object itself otherwise.")
     if call.command is not None and call.path not in EXECS:
@@ -185,9 +164,6 @@ def _check_read(call: Call) -> None:
     if call.verb in ("get", "describe") and any(res == "secrets" for res, _ in targets(call)):
         raise Refused("Reading Secrets is refused because it leaks credentials — describe the workload to see which "
                       "Secret keys it references instead.")
-    if call.path == "config view" and (call.values("raw") or call.values("flatten")):
-        raise Refused("kubectl config view --raw or --flatten prints credentials — run kubectl config view without "
-                      "them (it redacts secrets).")
     for path in call.values("raw"):
         if call.path == "get":
             _check_raw_path(path or "")

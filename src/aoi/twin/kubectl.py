@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 STALL_GRACE = 0.3  # wall seconds a command may keep waiting after simulated time can no longer move
+# Environment variables that would change kubectl's identity, config or behaviour behind the command line's back.
+DROPPED = ("KUBECONFIG", "KUBECACHEDIR", "KUBECTL_EXTERNAL_DIFF", "KUBERC", "KUBECTL_REMOTE_COMMAND_WEBSOCKETS")
+NO_EDITOR = "/bin/false"  # an editor that fails at once, should any kubectl command still try to open one
 
 
 @dataclass
@@ -32,6 +36,39 @@ def kubectl_binary() -> str:
     return found
 
 
+def kubectl_env(kubeconfig: Path, cache_dir: Path) -> dict[str, str]:
+    """Return the environment kubectl runs in: the role's kubeconfig and cache, no editor, no external diff.
+
+    Example:
+        >>> env = kubectl_env(Path("/k/probe.yaml"), Path("/k/cache"))
+        >>> env["KUBECONFIG"], env["KUBE_EDITOR"]
+        ('/k/probe.yaml', '/bin/false')
+    """
+    env = {key: value for key, value in os.environ.items() if key not in DROPPED}
+    env.update(KUBECONFIG=str(kubeconfig), KUBECACHEDIR=str(cache_dir), EDITOR=NO_EDITOR, KUBE_EDITOR=NO_EDITOR,
+               VISUAL=NO_EDITOR)
+    return env
+
+
+def spawn(argv: list[str], env: dict[str, str], stdin: bytes | None) -> subprocess.Popen:
+    """Start a process in its own session (no terminal; its whole group can be killed), stdin closed unless fed."""
+    return subprocess.Popen(argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, start_new_session=True)
+
+
+def stop(proc: subprocess.Popen) -> tuple[bytes, bytes]:
+    """Kill the process's whole group (an editor or pager it started too) and collect what it printed."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:  # already gone
+        pass
+    try:
+        return proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # a descendant left the group and holds the pipes: give up on its output
+        proc.kill()
+        return b"", b""
+
+
 class KubectlRunner:
     """Run kubectl as one role against a twin.
 
@@ -42,8 +79,7 @@ class KubectlRunner:
 
     def __init__(self, twin, kubeconfig: Path, cache_dir: Path, budget: float = 30.0):
         self.twin = twin
-        self.env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(cache_dir)}
-        self.env.pop("KUBECTL_REMOTE_COMMAND_WEBSOCKETS", None)
+        self.env = kubectl_env(kubeconfig, cache_dir)
         self.budget = budget
         self.binary = kubectl_binary()
 
@@ -54,8 +90,7 @@ class KubectlRunner:
             self.twin.sim_deadline = self.twin.clock.now() + self.budget
             self.twin.stalled = False
         try:
-            proc = subprocess.Popen([self.binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=self.env)
+            proc = spawn([self.binary, *args], self.env, stdin)
             out, err, timed_out = self._wait(proc, stdin, timeout)
         finally:
             with self.twin.lock:
@@ -66,7 +101,7 @@ class KubectlRunner:
         """Wait for the process; stop it when it stalls in simulated time or exceeds the wall timeout."""
         deadline = time.monotonic() + timeout
         stalled_since = None
-        feed = stdin or b""
+        feed = stdin or None
         while True:
             try:
                 out, err = proc.communicate(input=feed, timeout=0.01)
@@ -77,6 +112,5 @@ class KubectlRunner:
             if self.twin.stalled:
                 stalled_since = stalled_since or now
             if now > deadline or (stalled_since and now - stalled_since > STALL_GRACE):
-                proc.kill()
-                out, err = proc.communicate()
+                out, err = stop(proc)
                 return out, err, True

@@ -1,0 +1,85 @@
+"""The one enforcement point for exec_shell commands: every entry (env.step, serve-env, the agents' tools, the
+AIOpsLab bridge) asks `check` or `authorize` here before a command reaches kubectl or a shell."""
+
+from __future__ import annotations
+
+from aoi.safety import baseline, policy, shellwords
+from aoi.safety.kubeargs import parse
+from aoi.safety.shellwords import Refused
+
+MAX_COMMAND = 64 * 1024  # characters: a large ConfigMap patch fits; more is a payload, refused before any parsing
+LIMITED = policy.ROLES  # probe, executor: their own credentials plus the full command policy
+ADMIN = (None, "observer", "admin")  # AIOpsLab parity: admin credentials, the baseline only
+
+
+def screen(command: object) -> None:
+    """Refuse, in linear time, what no parser should see: non-text, NUL bytes and oversized commands.
+
+    Example:
+        >>> screen("kubectl get pods")
+        >>> screen("kubectl get pods\\x00")
+        Traceback (most recent call last):
+        aoi.safety.shellwords.Refused: The command contains a NUL byte — remove it and send plain text.
+    """
+    if not isinstance(command, str):
+        raise Refused(f"exec_shell takes one command string, not {type(command).__name__} — quote the command.")
+    if len(command) > MAX_COMMAND:
+        raise Refused(f"A command of {len(command)} characters is refused (at most {MAX_COMMAND}) — shorten it or "
+                      "change objects in smaller patches.")
+    if "\x00" in command:
+        raise Refused("The command contains a NUL byte — remove it and send plain text.")
+
+
+def authorize(command: str, role: str) -> tuple[policy.Verdict, list[list[str]]]:
+    """Return the probe's or executor's verdict and the exact pipeline stages it judged (run those, nothing else).
+
+    Example:
+        >>> authorize("kubectl get pods | head -3", "probe")[1]
+        [['kubectl', 'get', 'pods'], ['head', '-3']]
+    """
+    screen(command)
+    verdict = policy.check(command, role)
+    if not verdict.allowed:
+        raise Refused(verdict.reason)
+    return verdict, shellwords.split(command)
+
+
+def check_argv(argv: list[str]) -> None:
+    """Raise Refused if kubectl's arguments (without `kubectl`) break the baseline that binds the admin role too.
+
+    Example:
+        >>> check_argv(["get", "pods", "--kubeconfig=/tmp/admin.yaml"])
+        Traceback (most recent call last):
+        aoi.safety.shellwords.Refused: The flag --kubeconfig is refused because it points kubectl at other credentials or another cluster — drop it; the environment already targets the right cluster.
+    """
+    call = parse(argv)
+    baseline.check(call)
+    if call.problems:
+        raise Refused(call.problems[0])
+
+
+def check(command: str, role: str | None) -> policy.Verdict:
+    """Judge a command for any role without running it: the probe's and executor's policy, or the admin baseline.
+
+    For the admin roles it also refuses shell syntax and filters' file operands, as the probe's policy does: its
+    callers (the AIOpsLab bridge) may hand the command to a real shell.
+
+    Example:
+        >>> check("kubectl get pods --token=abc", None).allowed
+        False
+        >>> check("kubectl delete pod x -n shop", None).kind
+        'admin'
+    """
+    try:
+        if role in LIMITED:
+            return authorize(command, role)[0]
+        if role not in ADMIN:
+            raise Refused(f"unknown role {role!r}; use None, 'observer', 'admin', 'probe' or 'executor'")
+        screen(command)
+        call = policy.kubectl_call(command)  # shell syntax, non-kubectl programs and filter file operands refused
+        baseline.check(call)
+        if call.problems:
+            raise Refused(call.problems[0])
+    except Refused as refused:
+        return policy.Verdict(False, policy.one_line(str(refused)), "refused")
+    return policy.Verdict(True, "The command keeps kubectl's identity, cluster and host files, so it may run.", "admin")
