@@ -142,3 +142,14 @@ def test_bad_tokens_and_limits_are_400(served):
     for query in ({"continue": "not-a-token"}, {"continue": encode_token(5, "")}, {"limit": "ten"}):
         code, status = request(served, "/api/v1/namespaces/bulk/configmaps", **query)
         assert (code, status["reason"]) == (400, "BadRequest"), query
+
+
+def test_a_client_preferring_protobuf_gets_the_json_page(served):
+    page = get(served, "/api/v1/namespaces/bulk/configmaps", accept="application/vnd.kubernetes.protobuf, application/json",
+               limit=5)
+    assert len(page["items"]) == 5 and page["metadata"]["continue"] and page["kind"] == "ConfigMapList"
+
+
+def test_kubectl_get_pods_in_chunks_prints_what_one_list_prints(hotel):
+    whole = hotel.ok("get pods -A -o wide")
+    assert hotel.ok("get pods -A -o wide --chunk-size=7") == whole and len(whole.splitlines()) > 20

@@ -6,6 +6,8 @@ as Kubernetes does; the EndpointSlices (endpointslices.py) hold every endpoint, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aoi.twin.controllers.base import Controller
 from aoi.twin.controllers.endpointslices import service_slices, sync_slices
 from aoi.twin.podstatus import is_ready
@@ -36,9 +38,28 @@ def backends(twin, svc: dict) -> list[dict]:
             and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
 
 
-def _target_ref(pod: dict) -> dict:
-    return {"kind": "Pod", "namespace": pod["metadata"]["namespace"], "name": pod["metadata"]["name"],
-            "uid": pod["metadata"]["uid"]}
+@dataclass(frozen=True)
+class Backend:
+    """What one pod gives a Service: its IP, the ports it serves for it, its readiness and its reference."""
+
+    ip: str
+    ports: tuple  # ((name, port, protocol), ...); empty when the pod serves none of the Service's ports
+    ready: bool
+    terminating: bool  # a terminating pod is never ready for traffic
+    node: str | None
+    ref: tuple[str, str, str]  # (namespace, name, uid)
+
+    def target_ref(self) -> dict:
+        """Return a fresh targetRef (stored objects never share dicts)."""
+        return {"kind": "Pod", "namespace": self.ref[0], "name": self.ref[1], "uid": self.ref[2]}
+
+
+def backend(svc: dict, pod: dict) -> Backend:
+    """Return what a pod gives a Service."""
+    meta = pod["metadata"]
+    return Backend(ip=pod["status"]["podIP"], ports=_ports_for(svc, pod), ready=is_ready(pod),
+                   terminating=bool(meta.get("deletionTimestamp")), node=pod["spec"].get("nodeName"),
+                   ref=(meta["namespace"], meta["name"], meta["uid"]))
 
 
 def _ports_for(svc: dict, pod: dict) -> tuple:
@@ -56,22 +77,13 @@ def _port_dicts(ports: tuple) -> list[dict]:
     return [{**({"name": n} if n else {}), "port": p, "protocol": proto} for n, p, proto in ports]
 
 
-def _serving(pod: dict) -> tuple[bool, bool]:
-    """Return (ready, terminating): a terminating pod is never ready for traffic."""
-    return is_ready(pod), bool(pod["metadata"].get("deletionTimestamp"))
-
-
-def endpoint_subsets(svc: dict, pods: list[dict]) -> list[dict]:
-    """Group pods by served port set into Endpoints subsets (ready and not-ready addresses)."""
+def endpoint_subsets(rows: list[Backend]) -> list[dict]:
+    """Group backends (sorted by IP, each serving some port) by port set into Endpoints subsets."""
     groups: dict[tuple, dict] = {}
-    for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
-        ports = _ports_for(svc, pod)
-        if not ports:
-            continue
-        group = groups.setdefault(ports, {"addresses": [], "notReadyAddresses": []})
-        addr = {"ip": pod["status"]["podIP"], "nodeName": pod["spec"].get("nodeName"), "targetRef": _target_ref(pod)}
-        ready, terminating = _serving(pod)
-        group["addresses" if ready and not terminating else "notReadyAddresses"].append(addr)
+    for row in rows:
+        group = groups.setdefault(row.ports, {"addresses": [], "notReadyAddresses": []})
+        addr = {"ip": row.ip, "nodeName": row.node, "targetRef": row.target_ref()}
+        group["addresses" if row.ready and not row.terminating else "notReadyAddresses"].append(addr)
     subsets = []
     for ports, group in groups.items():
         subset = {k: v for k, v in group.items() if v}
@@ -112,17 +124,15 @@ def truncate_subsets(subsets: list[dict], capacity: int = MAX_ENDPOINTS_ADDRESSE
     return True
 
 
-def slice_groups(svc: dict, pods: list[dict]) -> dict[tuple, list[dict]]:
-    """Return the Service's EndpointSlice endpoints grouped by the ports they serve, each sorted by IP."""
+def slice_groups(rows: list[Backend]) -> dict[tuple, list[dict]]:
+    """Return EndpointSlice endpoints grouped by the ports they serve, each group sorted by IP."""
     groups: dict[tuple, list[dict]] = {}
-    for pod in sorted(pods, key=lambda p: p["status"]["podIP"]):
-        ports = _ports_for(svc, pod)
-        if ports:
-            ready, terminating = _serving(pod)
-            groups.setdefault(ports, []).append({
-                "addresses": [pod["status"]["podIP"]],
-                "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
-                "nodeName": pod["spec"].get("nodeName"), "targetRef": _target_ref(pod)})
+    for row in rows:
+        groups.setdefault(row.ports, []).append({
+            "addresses": [row.ip],
+            "conditions": {"ready": row.ready and not row.terminating, "serving": row.ready,
+                           "terminating": row.terminating},
+            "nodeName": row.node, "targetRef": row.target_ref()})
     return groups
 
 
@@ -131,6 +141,13 @@ class EndpointsController(Controller):
 
     name = "endpoints"
     watches = ("services", "pods")
+
+    def __init__(self):
+        self._rows: dict[tuple, tuple] = {}  # service key -> (service rv, {pod uid: (pod rv, Backend)})
+
+    def __deepcopy__(self, memo) -> "EndpointsController":
+        """Copy without the memo of backends: a clone rebuilds it on demand, cheaper than copying it."""
+        return type(self)()
 
     def keys_for(self, twin, kind, res, obj):
         if res.kind == "Service":
@@ -143,13 +160,32 @@ class EndpointsController(Controller):
     def reconcile(self, twin, key):
         svc = twin.get("services", *key)
         if svc is None:
+            self._rows.pop(key, None)
             self._drop(twin, key)
             return
         if not svc["spec"].get("selector"):
             return
-        pods = backends(twin, svc)
-        self._endpoints(twin, svc, endpoint_subsets(svc, pods))
-        sync_slices(twin, svc, slice_groups(svc, pods))
+        rows = self._backends(twin, svc, key)
+        self._endpoints(twin, svc, endpoint_subsets(rows))
+        sync_slices(twin, svc, slice_groups(rows))
+
+    def _backends(self, twin, svc: dict, key) -> list[Backend]:
+        """Return the Service's serving backends sorted by IP, reusing rows of pods unchanged since last time.
+
+        A pod's row changes only with the pod or the Service, so a Service of n pods costs n lookups per
+        reconcile rather than n port resolutions and readiness checks.
+        """
+        svc_rv = svc["metadata"].get("resourceVersion")
+        old_rv, old = self._rows.get(key, (None, {}))
+        memo = old if old_rv == svc_rv else {}
+        rows = {}
+        for pod in backends(twin, svc):
+            meta = pod["metadata"]
+            hit = memo.get(meta["uid"])
+            rows[meta["uid"]] = hit if hit and hit[0] == meta.get("resourceVersion") else (
+                meta.get("resourceVersion"), backend(svc, pod))
+        self._rows[key] = (svc_rv, rows)
+        return sorted((row for _, row in rows.values() if row.ports), key=lambda row: row.ip)
 
     def _drop(self, twin, key) -> None:
         """Remove what a deleted Service left behind."""
