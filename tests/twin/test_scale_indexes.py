@@ -163,12 +163,12 @@ def test_indexes_follow_creates_updates_deletes_and_clones():
         twin.enqueue("replicaset", (NS, "web"))  # a resync notices the missing replica
         twin.settle()
     assert_consistent(twin)
-    copy = twin.clone()
-    scale(copy, "web", 5)
-    copy.advance(60.0)
-    assert_consistent(copy)
+    clone = twin.clone()
+    scale(clone, "web", 5)
+    clone.advance(60.0)
+    assert_consistent(clone)
     assert_consistent(twin)
-    assert len(twin.list("pods", NS)) == 41 and len(copy.list("pods", NS)) == 6  # the clone is independent
+    assert len(twin.list("pods", NS)) == 41 and len(clone.list("pods", NS)) == 6  # the clone is independent
 
 
 def test_lists_keep_namespace_then_name_order_and_owner_reads_match_scans():
@@ -256,3 +256,22 @@ def test_the_same_timers_give_the_same_cluster_in_manual_and_wall_clock_time():
         replicaset(twin, 30)
         twin.advance(45.0)
     assert dump(manual) == dump(wall)
+
+
+def other_pod(twin, name: str) -> None:
+    with twin.lock:
+        operations.create(twin, twin.resource("pods"), NS, {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "other"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}})
+
+
+def test_a_replicaset_skips_a_pod_name_that_is_taken():
+    twin = scale_twin()
+    rehearsal = twin.clone()  # the same ids: find the name the ReplicaSet's first pod will draw
+    other_pod(rehearsal, "placeholder")
+    replicaset(rehearsal, 1)
+    drawn = [p["metadata"]["name"] for p in rehearsal.list("pods", NS) if p["metadata"].get("ownerReferences")]
+    other_pod(twin, drawn[0])  # taken before the ReplicaSet draws it
+    replicaset(twin, 1)
+    owned = [p for p in twin.list("pods", NS) if p["metadata"].get("ownerReferences")]
+    assert len(owned) == 1 and owned[0]["metadata"]["name"] not in drawn

@@ -31,6 +31,14 @@ def new_pod(twin, owner: dict, name: str, extra_labels: dict | None = None) -> d
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": tmpl.get("spec") or {}}
 
 
+def free_name(twin, owner: dict) -> str:
+    """Return <owner>-<suffix> naming no pod yet (thousands of pods make a repeated 5-letter suffix likely)."""
+    while True:
+        name = f"{owner['metadata']['name']}-{twin.ids.suffix()}"
+        if twin.get("pods", owner["metadata"]["namespace"], name) is None:
+            return name
+
+
 def create_owned_pod(twin, owner: dict, name: str, component: str, extra_labels: dict | None = None) -> dict:
     """Create one pod for a workload and record the SuccessfulCreate event."""
     pod = new_pod(twin, owner, name, extra_labels)
@@ -74,7 +82,7 @@ class ReplicaSetController(Controller):
         missing = rs["spec"].get("replicas", 1) - sum(n for (active, _, _), n in tally.items() if active)
         diff = max(min(missing, BURST_REPLICAS), -BURST_REPLICAS)
         for _ in range(max(diff, 0)):
-            create_owned_pod(twin, rs, f"{rs['metadata']['name']}-{twin.ids.suffix()}", "replicaset-controller")
+            create_owned_pod(twin, rs, free_name(twin, rs), "replicaset-controller")
         if diff < 0:
             for pod in sorted(active_pods(twin, rs), key=pod_rank)[:-diff]:
                 delete_owned_pod(twin, rs, pod, "replicaset-controller")
