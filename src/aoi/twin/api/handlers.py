@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import orjson
 import yaml
 
-from aoi.twin import errors, operations
+from aoi.twin import credentials, errors, operations
 from aoi.twin.api import authz, bodies, shapes
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
@@ -254,7 +254,7 @@ def evict(twin, route: Route, body: dict, dry_run: bool = False) -> dict:
 def token_request(twin, route: Route, body: dict, dry_run: bool = False) -> dict:
     """Issue a bearer token for a service account (kubectl create token); a dry run issues none."""
     operations.get(twin, route.resource, route.namespace, route.name)
-    token = "" if dry_run else twin.ids.token()
+    token = "" if dry_run else credentials.new_token()  # from `secrets`: never follows from the seed
     if token:
         twin.tokens[token] = authz.service_account_user(route.namespace, route.name)
     expires = twin.clock.now() + int((body.get("spec") or {}).get("expirationSeconds") or 3600)
