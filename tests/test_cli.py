@@ -38,7 +38,7 @@ def clear_error(done: subprocess.CompletedProcess, *phrases: str) -> None:
     assert done.returncode == 2, done.stdout
     assert "Traceback" not in done.stdout, done.stdout
     for phrase in phrases:
-        assert phrase in " ".join(done.stdout.split()), done.stdout  # rich wraps long lines
+        assert phrase in " ".join(done.stdout.replace("│", " ").split()), done.stdout  # rich wraps and boxes lines
 
 
 @pytest.mark.parametrize("out, phrases", [
@@ -74,6 +74,11 @@ def test_run_with_an_unwritable_store_path_names_it(tmp_path):
 def test_ports_out_of_range_are_a_clear_error(tmp_path, command, port, bound):
     done = aoi(*command, "--port", port, cwd=tmp_path, timeout=60)
     clear_error(done, "--port", bound)
+
+
+def test_serve_env_with_an_unusable_workdir_is_refused_at_start(tmp_path):
+    done = aoi("serve-env", "--port", "0", "--workdir", "/proc/aoi-test/sessions", cwd=tmp_path, timeout=60)
+    clear_error(done, "--workdir", "cannot write to /proc/aoi-test", "No such file or directory")
 
 
 def test_twin_up_with_an_unwritable_kubeconfig_dir_names_it(tmp_path):

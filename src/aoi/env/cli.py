@@ -26,8 +26,13 @@ def serve_env(
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level; 'info' adds the access log."),
 ) -> None:
     """Serve AIOpsLab problems on the twin over HTTP, for remote agents and rollout workers."""
+    from aoi.clierrors import os_message
     from aoi.env.server import serve
 
+    try:  # sessions write under --workdir long after start: an unusable one is refused now, not per session
+        workdir and workdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise typer.BadParameter(os_message(exc, "pick another --workdir"), param_hint="--workdir") from exc
     try:
         serve(port, token_file=token_file, max_sessions=max_sessions, idle_timeout=idle_timeout, workdir=workdir,
               log_level=log_level)
