@@ -91,7 +91,9 @@ def run(
         raise typer.Exit(2) from None
     except KeyboardInterrupt as exc:  # keep what the episode did so far, marked interrupted (traj.error)
         partial = getattr(exc, "trajectory", None)
-        if partial is not None:
+        if partial is None:  # stopped while the environment was still being set up
+            console.print("[yellow]interrupted[/] before the episode started; nothing to save")
+        else:
             store.save(partial)
             console.print(f"[yellow]interrupted:[/] partial trajectory saved as {partial.id} in {config.store.path}")
         raise typer.Exit(130) from None
