@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import yaml
 from kubernetes.client.exceptions import ApiException
 
 from aoi.problems.cluster import Cluster, KubeLike
 from aoi.problems.model import Problem
 from aoi.problems.parity import PARITY
-from aoi.problems.strict import RESTORED, health
+from aoi.problems.strict import RESTORED, health, one_line
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,9 @@ def _safely(check: Callable[[Cluster, Problem], list[str]], cluster: Cluster, pr
         return check(cluster, problem)
     except ApiException as exc:
         return [f"could not read the cluster for {problem.id}: {exc.status} {exc.reason}"]
-    except (KeyError, AttributeError, TypeError, ValueError) as exc:
-        return [f"unexpected cluster state for {problem.id}: {type(exc).__name__}: {exc}"]
+    except (LookupError, AttributeError, TypeError, ValueError, RecursionError, yaml.YAMLError) as exc:
+        # agents can leave any state behind (odd specs, unparsable files): a judge says so and never raises
+        return [f"unexpected cluster state for {problem.id}: {type(exc).__name__}: {one_line(exc)}"]
 
 
 def parity_check(problem: Problem, kube: KubeLike) -> OracleResult:

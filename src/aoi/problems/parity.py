@@ -51,7 +51,10 @@ def _normal(guarded: bool, waiting: frozenset[str] = CRASH) -> Callable[[Cluster
 
 def target_port(cluster: Cluster, p: Problem) -> list[str]:
     """Check the first port's targetPort is back to the original number, then pods normal (Pending skipped)."""
-    port = cluster.service(p.namespace, p.target).spec.ports[0].target_port
+    ports = cluster.service(p.namespace, p.target).spec.ports
+    if not ports:  # AIOpsLab indexes ports[0] and raises here; counted as a failure
+        return [f"service {p.target} has no ports"]
+    port = ports[0].target_port
     expected = p.fault.expect["original_target_port"]
     if port != expected:
         return [f"service {p.target} targets port {port!r}, expected {expected}"]

@@ -19,8 +19,11 @@ MONGO_USER = 'JSON.stringify(db.getUser("{user}"))'
 
 def health(cluster: Cluster, namespace: str) -> list[str]:
     """Return what keeps a namespace from healthy: unready pods, stuck containers, short Deployments."""
+    pods, deployments = cluster.pods(namespace), cluster.deployments(namespace)
+    if not pods and not deployments:  # a deleted namespace lists empty: nothing runs, so nothing is healthy
+        return [f"namespace {namespace} has no pods and no deployments (was it deleted?)"]
     found = []
-    for pod in cluster.pods(namespace):
+    for pod in pods:
         if pod.status.phase == "Succeeded" or pod.metadata.deletion_timestamp:  # done, or on its way out
             continue
         statuses = pod.status.container_statuses or []
@@ -29,7 +32,7 @@ def health(cluster: Cluster, namespace: str) -> list[str]:
             found += [f"pod {pod.metadata.name}: container {cs.name} is {cs.state.waiting.reason}" for cs in stuck]
         elif not statuses or not all(cs.ready for cs in statuses):
             found.append(f"pod {pod.metadata.name} is not Ready (phase {pod.status.phase})")
-    for dep in cluster.deployments(namespace):
+    for dep in deployments:
         want, have = dep.spec.replicas if dep.spec.replicas is not None else 1, dep.status.available_replicas or 0
         if have != want:
             found.append(f"deployment {dep.metadata.name} has {have}/{want} replicas available")
@@ -47,7 +50,10 @@ def pods_ready(cluster: Cluster, namespace: str, deployment: str, scheduled: boo
 
 
 def _container(cluster: Cluster, p: Problem):
-    boxes = cluster.deployment(p.namespace, p.target).spec.template.spec.containers
+    """Return the faulted container of the target Deployment (ValueError when it has none left)."""
+    boxes = cluster.deployment(p.namespace, p.target).spec.template.spec.containers or []
+    if not boxes:
+        raise ValueError(f"deployment {p.target} has no containers in its pod template")
     return next((b for b in boxes if b.name == p.fault.expect["container"]), boxes[0])
 
 
@@ -61,6 +67,8 @@ def target_port(cluster: Cluster, p: Problem) -> list[str]:
     declared = {cp.container_port for b in boxes for cp in b.ports or []}
     numbers = declared or {p.fault.expect["original_target_port"]}  # pods that declare no port: trust the catalog
     names = {cp.name for b in boxes for cp in b.ports or [] if cp.name}
+    if not svc.spec.ports:
+        return [f"service {p.target} has no ports"]
     return [f"service {p.target} port {sp.port} targets {sp.target_port!r}, but its pods listen on {sorted(numbers)}"
             for sp in svc.spec.ports if sp.target_port not in numbers and sp.target_port not in names
             and not (isinstance(sp.target_port, str) and sp.target_port.isdigit() and int(sp.target_port) in numbers)]
@@ -136,20 +144,56 @@ def mongo_role(cluster: Cluster, p: Problem) -> list[str]:
     return []
 
 
+def _config_text(cluster: Cluster, p: Problem) -> str:
+    """Return the faulted file from its ConfigMap (ValueError naming the key when it is gone)."""
+    name, key = p.fault.expect["configmap"], p.fault.expect["key"]
+    text = (cluster.config_map(p.namespace, name).data or {}).get(key)
+    if text is None:
+        raise ValueError(f"ConfigMap {name} has no key {key}")
+    return text
+
+
+def _mapping(doc, what: str) -> dict:
+    """Return doc when it is a mapping (an empty file counts as an empty one), else say what it is instead."""
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise ValueError(f"{what} holds a {type(doc).__name__}, not a mapping")
+    return doc
+
+
 def mongo_tls(cluster: Cluster, p: Problem) -> list[str]:
     """Check mongod no longer requires TLS and the MongoDB's clients are Ready."""
     expect = p.fault.expect
-    conf = yaml.safe_load(cluster.config_map(p.namespace, expect["configmap"]).data[expect["key"]])
-    mode = (((conf or {}).get("net") or {}).get("tls") or {}).get("mode")
+    try:
+        conf = _mapping(yaml.safe_load(_config_text(cluster, p)), "mongod.conf")
+        tls = _mapping(_mapping(conf.get("net"), "net of mongod.conf").get("tls"), "net.tls of mongod.conf")
+    except (yaml.YAMLError, ValueError) as exc:  # mongod refuses such a file: it cannot be what restored the MongoDB
+        return [f"mongod.conf of {p.target} is unusable: {one_line(exc)}"]
+    mode = tls.get("mode")
     found = [f"{p.target} still has net.tls.mode {mode} in its mongod.conf"] if mode == expect["mode"] else []
     return found + [why for dep in expect["dependents"] for why in pods_ready(cluster, p.namespace, dep)]
+
+
+def one_line(exc: Exception) -> str:
+    """Return an exception's message on one line.
+
+    Example:
+        >>> one_line(ValueError("a\\n  b"))
+        'a b'
+    """
+    return " ".join(str(exc).split())
 
 
 def flagd_flag(cluster: Cluster, p: Problem) -> list[str]:
     """Check the flag's defaultVariant is back to "off"."""
     expect = p.fault.expect
-    doc = json.loads(cluster.config_map(p.namespace, expect["configmap"]).data[expect["key"]])
-    variant = doc["flags"][expect["flag"]].get("defaultVariant")
+    try:
+        doc = _mapping(json.loads(_config_text(cluster, p)), expect["key"])
+    except ValueError as exc:  # JSONDecodeError is one: flagd would refuse the file
+        return [f"{expect['key']} in ConfigMap {expect['configmap']} is unusable: {one_line(exc)}"]
+    flag = _mapping(_mapping(doc.get("flags"), "flags").get(expect["flag"]), f"flag {expect['flag']}")
+    variant = flag.get("defaultVariant")
     return [] if variant == "off" else [f"flag {expect['flag']} is still {variant!r} in {expect['configmap']}"]
 
 
