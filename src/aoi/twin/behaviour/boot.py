@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from aoi.twin.behaviour import config_files
 from aoi.twin.behaviour.mongo import MongoServer, tls_mode, volume_key
 from aoi.twin.behaviour.network import connect
 from aoi.twin.catalog import App
@@ -84,16 +85,24 @@ def _file(behaviour, pod, container, path: str) -> str | None:
     from aoi.twin.execution import exec_context
 
     ctx = exec_context(behaviour.twin, pod, container["name"])
-    return ctx.files.get(path).decode() if path in ctx.files else None
+    return ctx.files.get(path).decode(errors="replace") if path in ctx.files else None  # binaryData can be anything
+
+
+def _refuse(refusal: config_files.Refusal) -> Boot:
+    """Print a program's refusal of its config file and exit at once (the kubelet restarts it, backing off)."""
+    return Boot(lines=[(0.0, line) for line in refusal.lines], exit_after=0.1, exit_code=refusal.exit_code)
 
 
 def mongod(behaviour, pod, container, app, proc) -> Boot:
-    """mongod: open its data volume (initialising it once), read its TLS and auth settings, serve."""
+    """mongod: read its config file, open its data volume (initialising it once), read TLS and auth, serve."""
     from aoi.twin.execution import run_in_container
 
     args = (container.get("command") or []) + (container.get("args") or [])
     conf_path = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--config", "-f")), None)
     conf = _file(behaviour, pod, container, conf_path) if conf_path else None
+    refusal = config_files.mongo_start(container.get("command") or [], conf) if conf_path else None
+    if refusal:
+        return _refuse(refusal)
     mode = tls_mode(conf or "")
     state = behaviour.twin.extensions["mongo"]
     volume = volume_key(behaviour.twin, pod)
@@ -150,6 +159,18 @@ def mongo_index_problem(behaviour, ns: str, store: str) -> str:
         return (f"No suitable servers found (`serverSelectionTryOnce` set): [connection closed calling ismaster on "
                 f"'{store}:27017']")
     return ""
+
+
+def redis_server(behaviour, pod, container, app, proc) -> Boot:
+    """redis-server: read the config file named by its first argument (if any), refuse a bad one, else serve."""
+    path = config_files.redis_config_path((container.get("command") or []) + (container.get("args") or []))
+    conf = _file(behaviour, pod, container, path) if path else None
+    if path and conf is None:
+        why = f"Fatal error, can't open config file '{path}': No such file or directory"
+        t = behaviour.twin.clock.now()
+        return _refuse(config_files.Refusal([format_line(_fmt(app, proc.program), t, "#", "C", why)], 1))
+    refusal = config_files.redis(conf) if conf is not None else None
+    return _refuse(refusal) if refusal else plain(behaviour, pod, container, app, proc)
 
 
 def flagd(behaviour, pod, container, app, proc) -> Boot:
@@ -220,6 +241,8 @@ def handler_for(app: App, program: str, pod: dict | None = None, container: dict
         return mongod
     if program == "flagd":
         return flagd
+    if program == "redis-server":
+        return redis_server
     if program == "wrk2":
         return wrk2
     if program == "load-generator":

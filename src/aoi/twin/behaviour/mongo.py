@@ -101,7 +101,7 @@ def tls_mode(conf_text: str) -> str:
         conf = yaml.safe_load(conf_text) or {}
     except yaml.YAMLError:
         return "disabled"
-    net = conf.get("net") or {}
-    section = net.get("tls") or net.get("ssl") or {}
+    net = (conf.get("net") if isinstance(conf, dict) else None) or {}  # odd shapes: mongod refuses them at start
+    section = (net.get("tls") or net.get("ssl") if isinstance(net, dict) else None) or {}
     mode = section.get("mode", "disabled") if isinstance(section, dict) else "disabled"
     return {"requireSSL": "requireTLS", "preferSSL": "preferTLS", "allowSSL": "allowTLS"}.get(mode, mode)
