@@ -9,7 +9,7 @@ import orjson
 
 from aoi.twin import build_twin, operations
 from aoi.twin.controllers.base import Controller, owned_by
-from aoi.twin.bootstrap import bootstrap
+from aoi.twin.bootstrap import bootstrap, node_object
 from aoi.twin.cluster import Twin
 from aoi.twin.controllers.replicaset import (BURST_REPLICAS, ReplicaSetController, create_owned_pod,
                                              delete_owned_pod, set_status)
@@ -275,3 +275,23 @@ def test_a_replicaset_skips_a_pod_name_that_is_taken():
     replicaset(twin, 1)
     owned = [p for p in twin.list("pods", NS) if p["metadata"].get("ownerReferences")]
     assert len(owned) == 1 and owned[0]["metadata"]["name"] not in drawn
+
+
+def test_the_scheduler_sees_node_changes_after_remembering_where_pods_fit():
+    twin = scale_twin()
+    replicaset(twin, 10)
+    with twin.lock:
+        node = node_object(twin, "extra", "172.18.0.9", "10.244.9.0/24", False)
+        operations.create(twin, twin.resource("nodes"), "", {**node, "apiVersion": "v1", "kind": "Node"})
+    scale(twin, "web", 20)
+    placed = [p["spec"].get("nodeName") for p in twin.list("pods", NS)]
+    assert placed.count("extra") == 10  # the new node was empty: every new pod went there
+    with twin.lock:
+        for name in ("kind-worker", "extra"):
+            node = twin.get("nodes", "", name)
+            node["spec"]["unschedulable"] = True
+            twin.update("nodes", node)
+    scale(twin, "web", 21)
+    pending = [p for p in twin.list("pods", NS) if not p["spec"].get("nodeName")]
+    assert len(pending) == 1
+    assert any(e["reason"] == "FailedScheduling" and "unschedulable" in e["message"] for e in twin.list("events", NS))

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from aoi.twin.controllers.base import Controller, Key
 
 MAX_RECONCILES = 200_000  # a safety net against controllers that never converge
-WALL_SLICE = 200  # reconciles per settle while following the wall clock (the rest wait for the ticker)
+WALL_SLICE = 0.02  # wall seconds of reconciles per settle when following the wall clock (the rest wait for the ticker)
 
 
 @functools.lru_cache(maxsize=512)
@@ -143,20 +143,20 @@ class Twin:
         """Ask a controller to reconcile key at the next settle."""
         self._queue[(controller, key)] = None
 
-    def settle(self, limit: int | None = None) -> int:
-        """Run controllers until nothing is left to reconcile (or `limit` ran); return how many reconciles ran.
+    def settle(self) -> int:
+        """Run controllers until nothing is left to reconcile; return how many reconciles ran.
 
-        Following the wall clock, a call runs at most WALL_SLICE reconciles: the rest waits for the ticker, as a
-        real cluster's controllers catch up after an API call has returned.
+        Following the wall clock, a call stops after WALL_SLICE seconds: the rest waits for the ticker, as a real
+        cluster's controllers catch up after an API call has returned. (Only when the lock is let go depends on the
+        wall clock; what the controllers do, and in which order, does not.)
         """
         if self._settling:
             return 0
-        if limit is None and self.clock_mode == "wall":
-            limit = WALL_SLICE
+        until = time.monotonic() + WALL_SLICE if self.clock_mode == "wall" else None
         self._settling = True
         runs = 0
         try:
-            while self._queue and (limit is None or runs < limit):
+            while self._queue and (until is None or time.monotonic() < until):
                 (name, key), _ = self._queue.popitem(last=False)
                 self.controllers[name].reconcile(self, key)
                 runs += 1

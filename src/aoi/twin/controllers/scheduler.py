@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import orjson
+
 from aoi.twin.clock import rfc3339
 from aoi.twin.controllers.base import Controller
 
 RETRY_SECONDS = 300  # unschedulable pods are retried at least this often (podMaxInUnschedulablePodsDuration)
+REASONS_KEPT = 256  # distinct pod placement fields whose per-node verdicts the scheduler remembers
 
 
 def tolerates(pod: dict, taint: dict) -> bool:
@@ -93,8 +96,11 @@ class Scheduler(Controller):
 
     def __init__(self):
         self._retry_at: dict = {}
+        self._reasons: dict[bytes, dict[str, str | None]] = {}  # placement fields -> node -> reason (nodes as now)
 
     def keys_for(self, twin, kind, res, obj):
+        if res.kind == "Node":
+            self._reasons.clear()  # a node changed: where pods fit may have too
         if res.kind == "Pod":
             pending = not obj["spec"].get("nodeName") and kind != "DELETED"
             return super().keys_for(twin, kind, res, obj) if pending else []
@@ -110,12 +116,23 @@ class Scheduler(Controller):
             return
         nodes = twin.list("nodes")
         problem = volume_problem(twin, pod)
-        reasons = {} if problem else {n["metadata"]["name"]: node_reason(pod, n) for n in nodes}
+        reasons = {} if problem else self._node_reasons(pod, nodes)
         fits = [n for n in nodes if not problem and reasons[n["metadata"]["name"]] is None]
         if fits:
             self._bind(twin, pod, self._pick(twin, fits))
         else:
             self._unschedulable(twin, pod, len(nodes), problem, reasons)
+
+    def _node_reasons(self, pod: dict, nodes: list[dict]) -> dict[str, str | None]:
+        """Return node name -> node_reason(pod, node), remembered for pods with the same placement fields."""
+        spec = pod["spec"]
+        fields = orjson.dumps([spec.get("tolerations"), spec.get("nodeSelector"), spec.get("affinity")])
+        reasons = self._reasons.get(fields)
+        if reasons is None:
+            if len(self._reasons) >= REASONS_KEPT:
+                self._reasons.clear()
+            reasons = self._reasons[fields] = {n["metadata"]["name"]: node_reason(pod, n) for n in nodes}
+        return reasons
 
     def _pick(self, twin, nodes: list[dict]) -> dict:
         """Pick the node with the fewest pods (ties by name), like a spreading score."""
