@@ -8,7 +8,7 @@ import orjson
 import yaml
 
 from aoi.twin import credentials, errors, operations
-from aoi.twin.api import authz, bodies, shapes
+from aoi.twin.api import authz, bodies, paging, shapes
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
@@ -96,26 +96,27 @@ def matcher(route: Route):
     return lambda obj: labels(obj) and fields(obj)
 
 
-def table_reply(twin, call: Call, objects: list[dict]) -> Reply:
-    """Render objects as a meta.k8s.io Table."""
+def table_reply(twin, call: Call, objects: list[dict], meta: dict | None = None) -> Reply:
+    """Render objects as a meta.k8s.io Table (`meta`: a list page's metadata, else the current version)."""
     try:
         table = render_table(call.route.resource.key, objects, twin.clock.now(),
                              include_object=call.route.arg("includeObject", "Metadata"))
     except ValueError as exc:
         raise errors.bad_request(str(exc)) from exc
-    table["metadata"]["resourceVersion"] = str(twin.store.rv)
+    table["metadata"] = meta or {"resourceVersion": str(twin.store.rv)}
     return Reply(200, orjson.dumps(table), TABLE)
 
 
 def list_objects(twin, call: Call) -> Reply:
-    """Answer a list, as a Table or a <Kind>List."""
-    res = call.route.resource
-    objects = twin.store.list(res, call.route.namespace or None, matcher(call.route))
+    """Answer a list, as a Table or a <Kind>List, one page of it when the client sets `limit`."""
+    r = call.route
+    objects = twin.store.list(r.resource, r.namespace or None, matcher(r))
+    chunk = paging.page(twin, r, objects, filtered=bool(r.arg("labelSelector") or r.arg("fieldSelector")))
     if call.wants_table:
-        return table_reply(twin, call, objects)
-    items = present_all(objects, res.kind, clock_shift(twin, call.headers, call.route))
-    return ok({"kind": f"{res.kind}List", "apiVersion": res.api_version,
-               "metadata": {"resourceVersion": str(twin.store.rv)}, "items": items})
+        return table_reply(twin, call, chunk.objects, chunk.metadata)
+    items = present_all(chunk.objects, r.resource.kind, clock_shift(twin, call.headers, r))
+    return ok({"kind": f"{r.resource.kind}List", "apiVersion": r.resource.api_version,
+               "metadata": chunk.metadata, "items": items})
 
 
 def get_object(twin, call: Call) -> Reply:
