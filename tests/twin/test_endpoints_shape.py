@@ -6,9 +6,10 @@ import os
 
 import pytest
 
-from aoi.twin import build_twin, operations
-from aoi.twin.controllers.endpoints import OVER_CAPACITY, truncate_subsets
-from aoi.twin.controllers.endpointslices import MANAGED_BY, SERVICE_NAME, service_slices
+from aoi.twin import Twin, build_twin, operations
+from aoi.twin.behaviour.network import _ready_backends  # the routing seam the slices feed past 1,000
+from aoi.twin.controllers.endpoints import OVER_CAPACITY, EndpointsController, truncate_subsets
+from aoi.twin.controllers.endpointslices import MANAGED_BY, SERVICE_NAME, ready_pod_names, service_slices
 
 NS = "default"
 
@@ -102,6 +103,50 @@ def test_truncation_keeps_ready_addresses_first_in_proportion():
     assert (len(mixed[0]["addresses"]), len(mixed[0]["notReadyAddresses"])) == (990, 10)
     small = [{"addresses": [{"ip": "r"}] * 1000}]
     assert truncate_subsets(small) is False and len(small[0]["addresses"]) == 1000
+
+
+def endpoints_only_twin(pods: int, ready: int) -> Twin:
+    """Return a twin running only the endpoints controller over `pods` pods stored as running (the first `ready`
+    of them Ready): one reconcile covers them all, so a thousand pods cost a moment."""
+    twin = Twin(seed=0)
+    twin.add_controller(EndpointsController())
+    with twin.lock:
+        twin.store.create(twin.resource("services"), {"metadata": {"name": "web", "namespace": NS},
+                                                      "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+        for i in range(pods):
+            status = "True" if i < ready else "False"
+            twin.store.create(twin.resource("pods"), {
+                "metadata": {"name": f"web-{i:04d}", "namespace": NS, "labels": {"app": "web"}},
+                "spec": {"nodeName": "kind-worker", "containers": [{"name": "web", "image": "nginx:1.25"}]},
+                "status": {"phase": "Running", "podIP": f"10.1.{i // 250}.{i % 250}",
+                           "conditions": [{"type": "Ready", "status": status}]}})
+        twin.settle()
+    return twin
+
+
+def test_endpoints_past_1000_keep_ready_addresses_and_are_annotated_while_slices_hold_all():
+    twin = endpoints_only_twin(1200, ready=1100)
+    endpoints = twin.get("endpoints", NS, "web")
+    assert endpoints["metadata"]["annotations"] == {OVER_CAPACITY: "truncated"}
+    (subset,) = endpoints["subsets"]
+    assert len(subset["addresses"]) == 1000 and "notReadyAddresses" not in subset
+    assert sizes(twin) == [100] * 12 and sum(e["conditions"]["ready"] for s in service_slices(twin, NS, "web")
+                                             for e in s["endpoints"]) == 1100
+    with twin.lock:
+        for i in range(1000, 1200):
+            twin.store.delete(twin.resource("pods"), NS, f"web-{i:04d}")
+        twin.settle()
+    endpoints = twin.get("endpoints", NS, "web")
+    assert "annotations" not in endpoints["metadata"] and len(endpoints["subsets"][0]["addresses"]) == 1000
+    assert sizes(twin) == [100] * 10
+
+
+def test_traffic_reaches_ready_pods_past_the_truncation():
+    twin = endpoints_only_twin(1100, ready=1100)
+    names = ready_pod_names(twin, NS, "web")
+    assert len(names) == 1100 and "web-1099" in names  # not among the 1,000 addresses the Endpoints kept
+    routed = _ready_backends(twin, twin.get("services", NS, "web"))  # the behaviour model's kube-proxy view
+    assert [p["metadata"]["name"] for p in routed] == names
 
 
 @pytest.mark.skipif(not os.environ.get("AOI_SLOW_TESTS"),
