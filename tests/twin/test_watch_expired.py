@@ -86,5 +86,14 @@ def test_a_clone_starts_with_an_empty_history_of_the_same_budget(twin):
 
 
 def test_a_budget_below_zero_is_refused():
-    with pytest.raises(ValueError, match="0 or more bytes"):
+    with pytest.raises(ValueError, match="0 or more"):
         ChangeLog(budget=-1)
+    with pytest.raises(ValueError, match="whole number of bytes"):
+        ChangeLog(budget="64Mi")
+
+
+def test_lowering_the_budget_drops_old_changes_at_once(twin):
+    churn(twin, 40)
+    kept = len(twin.store.log)
+    twin.store.log.budget = 10_000
+    assert twin.store.log.bytes <= 10_000 and 0 < len(twin.store.log) < kept

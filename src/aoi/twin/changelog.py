@@ -34,11 +34,21 @@ class ChangeLog:
     """
 
     def __init__(self, budget: int = HISTORY_BYTES):
-        if budget < 0:
-            raise ValueError(f"the watch history budget must be 0 or more bytes, got {budget}")
-        self.budget = budget
         self.bytes = 0
         self._entries: deque[Entry] = deque()
+        self.budget = budget
+
+    @property
+    def budget(self) -> int:
+        """The most bytes the kept changes may hold; setting it drops the oldest at once when they exceed it."""
+        return self._budget
+
+    @budget.setter
+    def budget(self, value: int) -> None:
+        if not isinstance(value, int) or value < 0:
+            raise ValueError(f"the watch history budget must be a whole number of bytes, 0 or more; got {value!r}")
+        self._budget = value
+        self._trim()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -51,7 +61,11 @@ class ChangeLog:
         """Keep a change, then drop the oldest ones until the log fits its budget."""
         self._entries.append(entry)
         self.bytes += _size(entry)
-        while self.bytes > self.budget and self._entries:
+        self._trim()
+
+    def _trim(self) -> None:
+        """Drop the oldest changes until the kept ones fit the budget."""
+        while self.bytes > self._budget and self._entries:
             self.bytes -= _size(self._entries.popleft())
 
     def since(self, rv: int) -> Iterator[Entry]:
