@@ -83,3 +83,50 @@ def test_an_interrupted_session_is_reported(runs, tmp_path):
     (run / "summary.json").write_text(json.dumps(summary))
     assert "1 session(s) interrupted" in write_report(run)[0].read_text()
     assert "interrupted" not in write_report(runs[0])[0].read_text()
+
+
+def test_per_problem_table_names_each_attempt(runs):
+    text = write_report(runs[0])[0].read_text()
+    rows = load_run(runs[0]).rows
+    ids = ", ".join(r["trajectory_id"] for r in sorted(rows, key=lambda r: r["attempt"])
+                    if r["problem_id"] == "noop_detection_hotel_reservation-1")
+    assert "| problem | app | task type | success | strict | failure reason | steps | trajectory id(s) |" in text
+    assert (f"| noop_detection_hotel_reservation-1 | hotel-reservation | detection | 0/2 | 0/2 | wrong_answer x2 "
+            f"| 1 / 1 | {ids} |") in text
+    assert "| revoke_auth_mongodb-detection-1 | hotel-reservation | detection | 2/2 | 2/2 | - | 1 / 1 |" in text
+
+
+def test_per_app_table_has_each_app_and_overall(runs):
+    text = write_report(runs[0])[0].read_text()
+    assert "## Success by app" in text
+    assert "| hotel-reservation | 3 | 6 | 66.7 | 66.7 | 0.0 | 66.7 | 66.7 |" in text
+
+
+def test_app_comes_from_the_registry_for_rows_without_one(runs, tmp_path):
+    import shutil
+
+    run = tmp_path / "old"
+    shutil.copytree(runs[0], run)
+    log = run / "results.jsonl"
+    log.write_text("".join(line.replace('"app": "hotel-reservation", ', "") + "\n"
+                           for line in log.read_text().splitlines()))
+    assert '"app"' not in log.read_text()
+    assert "| hotel-reservation | 3 | 6 |" in write_report(run)[0].read_text()
+
+
+def test_compare_restricts_to_common_problems_and_says_so(runs, tmp_path):
+    import shutil
+
+    cut = tmp_path / "cut"
+    shutil.copytree(runs[1], cut)  # the "No" run without revoke_auth: it answered that one wrong
+    log = cut / "results.jsonl"
+    log.write_text("".join(line + "\n" for line in log.read_text().splitlines() if "revoke_auth" not in line))
+    text = write_report(runs[0], [cut], tmp_path / "cmp")[0].read_text()
+    assert ("Comparing 2 common problems; 1 only in yes (revoke_auth_mongodb-detection-1), 0 only in cut."
+            in text)
+    # On the 2 common problems "yes" solves misconfig_app (1 of 2) and "no" solves noop (1 of 2): equal.
+    assert "| overall | avg@k % | 50.0 | 50.0 | +0.0 |" in text
+    app = typer.Typer()
+    app.command()(report_command)
+    result = CliRunner().invoke(app, [str(runs[0]), "--compare", str(cut), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0 and "Comparing 2 common problems; 1 only in yes" in " ".join(result.output.split())

@@ -72,7 +72,8 @@ def markdown(title: str, meta: list[str], sections: list[Section]) -> str:
 
 def _cell(text: str) -> str:
     """Return an HTML cell's content; a signed delta is coloured."""
-    css = "pos" if text.startswith("+") and text != "+0.0" else "neg" if text.startswith("-") else ""
+    signed = text[:1] in "+-" and text[1:2].isdigit()  # a delta; a lone "-" is an empty cell
+    css = "" if not signed or text == "+0.0" else "pos" if text.startswith("+") else "neg"
     return f'<span class="{css}">{escape(text)}</span>' if css else escape(text)
 
 

@@ -11,6 +11,7 @@ from aoi.evaluate.charts import Chart
 from aoi.evaluate.compare import compare
 from aoi.evaluate.metrics import group_by, outcomes, summarize
 from aoi.evaluate.render import Section, Table, html, markdown
+from aoi.evaluate.report_tables import app_section, common_note, common_problems, problem_key, problems_section
 from aoi.evaluate.results import ResultsLog
 from aoi.evaluate.summary import Summary, build_summary, read_sessions
 
@@ -146,10 +147,18 @@ def _names(runs: list[Run]) -> list[str]:
     return names if len(set(names)) == len(names) else [f"{name} (#{i + 1})" for i, name in enumerate(names)]
 
 
+def comparison(runs: list[Run]) -> tuple[list[list[dict]], str]:
+    """Return each run's rows restricted to the problems every run has, and the sentence that says so."""
+    common, extra = common_problems([run.rows for run in runs])
+    rows = [[row for row in run.rows if problem_key(row) in common] for run in runs]
+    return rows, common_note(_names(runs), common, extra)
+
+
 def compare_section(runs: list[Run]) -> Section:
-    """Return the runs side by side, per task type and overall, with deltas against the first run."""
+    """Return the runs side by side on their common problems, per task type and overall, with deltas."""
     names = _names(runs)
-    rows = compare([summarize(run.rows) for run in runs])
+    common_rows, note = comparison(runs)
+    rows = compare([summarize(r) for r in common_rows])
     headers = ["group", "metric", names[0], *(f"{label}{name}" for name in names[1:] for label in ("", "Δ "))]
     cells = [[r["group"], r["metric"], _number(r["values"][0]),
               *(c for v, d in zip(r["values"][1:], r["deltas"][1:]) for c in (_number(v), _signed(d)))]
@@ -158,8 +167,8 @@ def compare_section(runs: list[Run]) -> Section:
     chart = Chart("avg@k by run (%)", [r["group"] for r in avg],
                   {name: [r["values"][i] or 0.0 for r in avg] for i, name in enumerate(names)}, unit="%",
                   max_value=100.0)
-    return Section("Comparison", f"Deltas are each run minus {names[0]}; success in percentage points, steps and "
-                   "tokens as means per episode.", [Table(headers, cells)], [chart])
+    return Section("Comparison", f"{note} Deltas are each run minus {names[0]}; success in percentage points, "
+                   "steps and tokens as means per episode.", [Table(headers, cells)], [chart])
 
 
 def _number(value: float | None) -> str:
@@ -196,8 +205,9 @@ def write_report(run_dir: str | Path, compare_dirs: list[str | Path] = (), out: 
     """
     run = load_run(run_dir)
     others = [load_run(path) for path in compare_dirs]
-    sections = [success_section(run.summary), family_section(run.summary), attempts_section(run.rows),
-                cost_section(run.rows), failures_section(run.summary)]
+    sections = [success_section(run.summary), app_section(run.rows, K_HEADERS, _k_cells),
+                family_section(run.summary), attempts_section(run.rows), cost_section(run.rows),
+                failures_section(run.summary), problems_section(run.rows)]
     sections += [compare_section([run, *others])] if others else []
     title = f"AOI eval report: {run.path.name}"
     md_path, html_path = report_paths(run.path, out)
