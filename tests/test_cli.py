@@ -16,7 +16,7 @@ import pytest
 from aoi.store.sqlite import TrajectoryStore
 
 PROBLEM = "noop_detection_hotel_reservation-1"
-SUBCOMMANDS = ("run", "eval", "report", "rbac", "aiopslab", "problems", "serve-env", "twin")
+SUBCOMMANDS = ("run", "eval", "report", "rbac", "aiopslab", "problems", "serve-env", "trajectories", "twin")
 
 
 def aoi(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:

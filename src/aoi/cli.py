@@ -29,6 +29,8 @@ LAZY = {
                  "cluster)."),
     "problems": ("aoi.problems.cli", "problems_app", "The AIOpsLab problem catalogue."),
     "serve-env": ("aoi.env.cli", "serve_env", "Serve the environment over HTTP on 127.0.0.1 (bearer token)."),
+    "trajectories": ("aoi.store.cli", "trajectories_app", "Browse the trajectory store: recent ids, one episode "
+                     "step by step, JSONL export."),
 }
 
 

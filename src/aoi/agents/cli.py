@@ -8,9 +8,34 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 ROLE_STYLE = {"observer": "bold cyan", "probe": "green", "executor": "yellow", "compressor": "dim"}
+
+
+def models_line(specs: dict[str, str]) -> str:
+    """Return the model of every role in a few words: one spec when all roles share it, else roles per spec.
+
+    Example:
+        >>> models_line({"observer": "expert", "probe": "expert"})
+        'expert'
+        >>> models_line({"observer": "openai:gpt-4o", "probe": "expert", "executor": "expert"})
+        'observer openai:gpt-4o; probe, executor expert'
+    """
+    by_spec: dict[str, list[str]] = {}
+    for role, spec in specs.items():
+        by_spec.setdefault(spec, []).append(role)
+    if len(by_spec) == 1:
+        return next(iter(by_spec))
+    return "; ".join(f"{', '.join(roles)} {spec}" for spec, roles in by_spec.items())
+
+
+def role_specs(config) -> dict[str, str]:
+    """Return each role's model spec under a RunConfig (a role without an override has the main model)."""
+    from aoi.config.schema import ROLES
+
+    return {role: config.model_for(role).spec for role in ROLES}
 
 
 def _show_step(console: Console, step) -> None:
@@ -83,7 +108,7 @@ def run(
         store = TrajectoryStore(config.store.path)
     audit = AuditLog(config.store.audit_log)
     where = f"the twin (seed {config.env.seed})" if config.env.backend == "twin" else f"{config.env.kubeconfig}"
-    console.print(f"[bold]{problem_id}[/] on {where} with {config.model.spec}")
+    console.print(f"[bold]{problem_id}[/] on {where} with {escape(models_line(role_specs(config)))}")
     try:
         traj = run_episode(env, config, models, audit=audit, on_step=lambda s: _show_step(console, s))
     except ClusterError as exc:

@@ -210,3 +210,19 @@ class TrajectoryStore:
         """Delete one episode; return whether it was there."""
         with self._connect() as conn, self._transaction(conn):
             return conn.execute("DELETE FROM episodes WHERE id = ?", (episode_id,)).rowcount > 0
+
+    def recent(self, limit: int = 20) -> list[dict]:
+        """Return the indexed columns of the `limit` most recently started episodes, newest first."""
+        columns = [c for c in COLUMNS if c != "data"]
+        with self._connect() as conn:
+            rows = conn.execute(f"SELECT {', '.join(columns)} FROM episodes ORDER BY started_at DESC, rowid DESC "
+                                "LIMIT ?", (int(limit),)).fetchall()
+        return [_summary(dict(zip(columns, row))) for row in rows]
+
+    def ids_starting(self, prefix: str, limit: int = 2) -> list[str]:
+        """Return up to `limit` episode ids that start with `prefix` (a full id matches itself)."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._connect() as conn:
+            rows = conn.execute("SELECT id FROM episodes WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                                (pattern, int(limit))).fetchall()
+        return [row[0] for row in rows]

@@ -1,0 +1,165 @@
+"""`aoi trajectories list|show|export`: read the trajectory store by the ids `aoi run` and reports print."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+trajectories_app = typer.Typer(help="Browse the trajectory store: recent ids, one episode step by step, JSONL export.",
+                               no_args_is_help=True)
+STORE_HELP = "The store: a .db file, or a run directory of `aoi eval --out` (default: store.path of the config)."
+SHORT = 12  # characters of an id listed (48 bits: unambiguous in any store of a realistic size)
+EXCERPT = 240  # characters of an observation shown per step (--json has them whole)
+
+
+def _fail(message: str) -> typer.Exit:
+    """Print one red line and return the exit to raise (status 2)."""
+    Console(stderr=True).print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    return typer.Exit(2)
+
+
+def open_store(store: Path | None, config_file: Path | None = None):
+    """Return the TrajectoryStore named by --store (a file or a run directory) or by the config; never create one."""
+    from aoi.config import ConfigError, load_config
+    from aoi.store.sqlite import StoreError, TrajectoryStore
+
+    try:
+        path = Path(store) if store else load_config(config_file).store.path
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    path = path / "trajectories.db" if path.is_dir() else path
+    if not path.is_file():
+        raise _fail(f"no trajectory store at {path}; pass --store with a .db file or an `aoi eval --out` directory")
+    try:
+        return TrajectoryStore(path)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+
+
+def resolve(store, given: str):
+    """Return the trajectory whose id is `given` or starts with it; exit 2 when none or several match."""
+    traj = store.get(given)
+    if traj is not None:
+        return traj
+    matches = store.ids_starting(given) if given else []
+    if len(matches) == 1:
+        return store.get(matches[0])
+    if matches:
+        raise _fail(f"{given!r} starts more than one trajectory id in {store.path}; give more characters")
+    raise _fail(f"no trajectory {given!r} in {store.path}; `aoi trajectories list --store {store.path}` shows the ids")
+
+
+def _when(timestamp: float | None) -> str:
+    """Return a start time as UTC 'YYYY-MM-DD HH:MM'."""
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(timestamp or 0))
+
+
+def _verdict(success: bool | None) -> str:
+    return "-" if success is None else "yes" if success else "no"
+
+
+@trajectories_app.command("list")
+def list_command(
+    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+    limit: int = typer.Option(20, "--limit", min=1, help="How many of the most recent episodes."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line (every indexed column)."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+) -> None:
+    """List the most recent episodes, newest first: id, start, problem, model, success/strict, steps."""
+    rows = open_store(store, config_file).recent(limit)
+    if as_json:
+        typer.echo("".join(json.dumps(row) + "\n" for row in rows), nl=False)
+        return
+    table = Table(box=None)
+    table.add_column("id", no_wrap=True)
+    table.add_column("started", no_wrap=True)
+    table.add_column("problem", overflow="fold", ratio=3)
+    table.add_column("model", overflow="fold", ratio=2)
+    table.add_column("ok/strict", no_wrap=True)
+    table.add_column("steps", justify="right", no_wrap=True)
+    for row in rows:  # ids cut to SHORT (git-style): `show` takes any unambiguous prefix, --json has them whole
+        table.add_row(row["id"][:SHORT], _when(row["started_at"])[5:], row["problem_id"], row["model"] or "-",
+                      f"{_verdict(row['success'])}/{_verdict(row['strict_success'])}", str(row["steps_count"]))
+    console = Console()
+    console.print(table)
+    console.print(f"{len(rows)} trajectories (started: UTC); `aoi trajectories show ID` prints one")
+
+
+def header_rows(traj) -> list[tuple[str, str]]:
+    """Return the header of a trajectory: what ran, on what, with which models, and the verdicts."""
+    from aoi.agents.cli import models_line
+    from aoi.store.sqlite import episode_success
+
+    specs = {role: m.get("spec") for role, m in (traj.config.get("models") or {}).items() if isinstance(m, dict)}
+    inputs, outputs = traj.tokens()
+    rows = [("trajectory", traj.id), ("problem", f"{traj.problem_id} ({traj.task_type}, family {traj.family or '-'}"
+             f", target {traj.target or '-'})"), ("run", f"{traj.backend}, seed {traj.seed}, attempt {traj.attempt}, "
+             f"started {_when(traj.started_at)} UTC, {max(traj.ended_at - traj.started_at, 0):.1f} s"),
+            ("model(s)", models_line(specs) if specs else traj.policy.model),
+            ("success", f"parity {_verdict(episode_success(traj.results))}, strict {_verdict(traj.strict_success)}"),
+            ("results", json.dumps(traj.results, default=str)), ("model tokens", f"{inputs} in, {outputs} out")]
+    return rows + ([("error", traj.error)] if traj.error else [])
+
+
+def _excerpt(text: str) -> str:
+    """Return the start of a text, cut at EXCERPT characters (saying how long it was)."""
+    text = text.strip()
+    return text if len(text) <= EXCERPT else text[:EXCERPT].rstrip() + f" ... ({len(text)} chars)"
+
+
+def print_trajectory(console: Console, traj) -> None:
+    """Print a trajectory's header, then each step: role, status, action, observation excerpt, tokens."""
+    header = Table(show_header=False, box=None)
+    header.add_column(style="bold", no_wrap=True)
+    header.add_column(overflow="fold")
+    for key, value in header_rows(traj):
+        header.add_row(key, escape(value))
+    console.print(header)
+    for n, step in enumerate(traj.steps, 1):
+        status = "" if step.status == "ok" else f" [{step.status}]"
+        console.print(f"\n[bold]#{n} {step.role}[/]{escape(status)}  t={step.t:.1f}s  tokens "
+                      f"{step.input_tokens} in / {step.output_tokens} out")
+        what = step.action.strip() or _excerpt(step.text)
+        console.print(escape(what.replace("```", "").strip()) or "-", style="cyan")
+        if step.observation:
+            console.print(escape(_excerpt(step.observation)), style="dim")
+
+
+@trajectories_app.command("show")
+def show_command(
+    trajectory_id: str = typer.Argument(..., help="A trajectory id (as `aoi run` prints it) or its unique prefix."),
+    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the stored record as JSON instead."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+) -> None:
+    """Print one trajectory: problem, models, verdicts, then every step with its action and observation."""
+    traj = resolve(open_store(store, config_file), trajectory_id)
+    if as_json:
+        typer.echo(json.dumps(traj.to_dict(), indent=2, default=str, ensure_ascii=False))
+        return
+    print_trajectory(Console(), traj)
+
+
+@trajectories_app.command("export")
+def export_command(
+    trajectory_ids: list[str] = typer.Argument(..., help="Trajectory ids (or unique prefixes)."),
+    out: Path = typer.Option(..., "--out", help="The JSONL file to write (one trajectory per line)."),
+    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+) -> None:
+    """Write trajectories to a JSONL file, one stored record per line, in the order given."""
+    from aoi.clierrors import path_errors
+    from aoi.store.export import to_jsonl
+
+    opened = open_store(store, config_file)
+    trajs = [resolve(opened, given) for given in trajectory_ids]
+    with path_errors(Console(stderr=True).print, "pass --out FILE in a writable place"):
+        count = to_jsonl(trajs, out)
+    typer.echo(f"wrote {count} trajectories to {out}")
