@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Optional
 
 import typer
@@ -15,30 +16,74 @@ from aoi.problems.registry import entry, list_problems, make
 from aoi.problems.targets import describe
 
 problems_app = typer.Typer(help="The AIOpsLab problem catalogue: ids, targets, answers.", no_args_is_help=True)
+WIDE = 200  # width for pipes (grep, less -S): one problem a line, ids never folded
+SHORT_APP = {"hotel-reservation": "hotel", "social-network": "social", "astronomy-shop": "astronomy"}
 
 
 def _console() -> Console:
-    return Console(width=200, soft_wrap=True)
+    """Return a console as wide as the terminal (or COLUMNS); output to a pipe gets WIDE lines, unfolded."""
+    console = Console()
+    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=WIDE, soft_wrap=True)
+
+
+def aiopslab_order(problems: list) -> list:
+    """Return problems in AIOpsLab's PROBLEM_REGISTRY order: family by family, each instance's task types in turn.
+
+    (aoi.problems.registry lists task type by task type, as AIOpsLab's get_problem_ids(task_type) returns them.)
+
+    Example:
+        >>> [p.id for p in aiopslab_order(list_problems(app="social-network"))][:2]
+        ['k8s_target_port-misconfig-detection-1', 'k8s_target_port-misconfig-localization-1']
+    """
+    position = {id(family): n for n, family in enumerate(FAMILIES)}
+
+    def key(p):
+        family = entry(p.id).family
+        return position[id(family)], family.targets.index(entry(p.id).target), family.tasks.index(p.task_type)
+    return sorted(problems, key=key)
+
+
+def problem_record(p) -> dict:
+    """Return one problem as JSON-ready data: id, app, task type, family, target, backend, namespace, targets."""
+    return {"id": p.id, "app": p.app, "task_type": p.task_type, "family": p.family, "target": p.target,
+            "backend": p.backend, "namespace": p.namespace, "valid_targets": list(p.valid_targets)}
+
+
+def _table(problems: list, width: int) -> Table:
+    """Return the listing; under 120 columns only id, app (abbreviated) and target (every id names its task type)."""
+    wide = width >= 120
+    names = ("id", "task type", "app", "family", "target", "backend") if wide else ("id", "app", "target")
+    table = Table(box=None)
+    for name in names:
+        table.add_column(name, overflow="fold", no_wrap=name in ("task type", "app"),
+                         max_width=None if wide or name == "id" else 14)
+    for p in problems:
+        cells = {"id": p.id, "task type": p.task_type, "app": p.app if wide else SHORT_APP.get(p.app, p.app),
+                 "family": p.family, "target": p.target or "-", "backend": p.backend}
+        table.add_row(*(cells[name] for name in names))
+    return table
 
 
 @problems_app.command("list")
 def list_command(
     task_type: Optional[str] = typer.Option(None, "--task-type", help=f"One of: {', '.join(TASK_TYPES)}."),
     app: Optional[str] = typer.Option(None, "--app", help="hotel-reservation, social-network, astronomy-shop, flower."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per problem."),
 ) -> None:
-    """Print the problems in registry order: id, task type, app, family, target, backend."""
+    """Print the problems in AIOpsLab's registry order: id, task type, app, family, target, backend."""
     if task_type is not None and task_type not in TASK_TYPES:
         raise typer.BadParameter(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}",
                                  param_hint="--task-type")
     apps = sorted({f.app for f in FAMILIES})
     if app is not None and app not in apps:
         raise typer.BadParameter(f"unknown app {app!r}; choose from {', '.join(apps)}", param_hint="--app")
-    table = Table("id", "task type", "app", "family", "target", "backend", box=None)
-    problems = list_problems(task_type, app)
-    for p in problems:
-        table.add_row(p.id, p.task_type, p.app, p.family, p.target or "-", p.backend)
-    _console().print(table)
-    _console().print(f"{len(problems)} problems")
+    problems = aiopslab_order(list_problems(task_type, app))
+    if as_json:
+        typer.echo(json.dumps([problem_record(p) for p in problems], indent=1))
+        return
+    console = _console()
+    console.print(_table(problems, console.width))
+    console.print(f"{len(problems)} problems")
 
 
 @problems_app.command("show")
@@ -63,6 +108,8 @@ def show_command(
     except ValueError as exc:
         rows.append(("note", str(exc)))
     table = Table(show_header=False, box=None)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")  # long paths and lists fold, never cut
     for key, value in rows:
         table.add_row(key, value)
     _console().print(table)
