@@ -32,7 +32,7 @@ def test_defaults_without_any_source():
     config = load_config(environ={})
     assert (config.model.spec, config.env.backend, config.env.max_steps) == ("expert", "twin", 30)
     assert (config.agent.max_iterations, config.agent.probe_budget) == (14, 4)
-    assert (config.agent.compress_budget_tokens, config.agent.observer_context_tokens) == (1500, 6000)
+    assert (config.agent.compress_budget_tokens, config.agent.observer_context_tokens) == (1500, 4000)
     assert config.store.path == Path("runs/trajectories.db") and config.store.audit_log == Path("runs/audit.jsonl")
 
 
@@ -89,7 +89,7 @@ def test_errors_name_option_value_origin_and_fix():
     ({"approval.mode": "maybe"}, "approval.mode = 'maybe' (from overrides): Input should be 'auto', 'ask' or 'deny'"),
     ({"approval.rules": [{"refuse": {"verbs": ["delete"]}}]}, "needs exactly one of 'allow' or 'deny'"),
     ({"env.backend": "cluster"}, "needs env.kubeconfig (or AOI_KUBECONFIG)"),
-    ({"agent.compress_budget_tokens": 7000}, "must be below observer_context_tokens (6000)"),
+    ({"agent.compress_budget_tokens": 7000}, "must be below observer_context_tokens (4000)"),
     ({"model.base_url": "localhost:8000"}, "must start with http:// or https://"),
     ({"models.probe.tempo": 1}, "models.probe.tempo = 1 (from overrides): unknown option"),
     ({"model": "expert:x"}, "write just 'expert'"),

@@ -1,11 +1,15 @@
-"""The Compressor: fit raw tool output into a token budget, by model summary or by a deterministic fallback."""
+"""The Compressor: fit raw tool output into a token budget, by a grounded model summary or a deterministic fallback."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from typing import Callable
 
+from aoi.agents.grounding import ungrounded
+from aoi.agents.loop import render
+from aoi.models.base import Model
 from aoi.models.tokens import count_tokens
 
 SIGNAL = re.compile(r"error|warn|fail|fatal|panic|exception|denied|refused|forbidden|crash|backoff|pending|"
@@ -57,26 +61,62 @@ def _cut(text: str, budget: int) -> str:
 
 
 class Compressor:
-    """Condense outputs to a budget; with a model, summarise first and fall back when the summary does not fit."""
+    """Condense outputs to a budget, each output once: a model summary when it is grounded, else the fallback.
 
-    def __init__(self, budget: int = 1500, summarize: Callable[[str, int], str] | None = None):
-        self.budget = budget
-        self.summarize = summarize
-        self.calls = 0
-        self.fallbacks = 0
+    `record(messages, completion, observation, status)` stores each model call in the trajectory; a summary that
+    names what its input does not (an invented pod, port or log line) is recorded with status `ungrounded`.
+    """
 
-    def __call__(self, text: str, budget: int | None = None) -> str:
-        """Return text within the budget (unchanged when it already fits)."""
+    def __init__(self, budget: int = 1500, model: Model | None = None,
+                 record: Callable[..., object] | None = None):
+        self.budget, self.model, self.record = budget, model, record or (lambda *args, **kwargs: None)
+        self.cache: dict[tuple[str, int], str] = {}  # (sha256 of the output, budget) -> what it was condensed to
+        self.calls = 0  # outputs condensed (cache misses)
+        self.fallbacks = 0  # outputs the deterministic condenser handled
+        self.ungrounded = 0  # model summaries refused for naming what their input does not
+
+    def __call__(self, text: str, budget: int | None = None, command: str = "") -> str:
+        """Return text within the budget (unchanged when it already fits); the same output is condensed once."""
         budget = budget or self.budget
         if tokens(text) <= budget:
             return text
-        self.calls += 1
-        if self.summarize is not None:
-            try:
-                summary = self.summarize(text, budget)
-                if summary.strip() and tokens(summary) <= budget:
-                    return summary
-            except Exception:  # a model failure must never lose the output: fall back
-                pass
+        key = (hashlib.sha256(text.encode()).hexdigest(), budget)
+        if key not in self.cache:
+            self.calls += 1
+            self.cache[key] = self._summary(text, budget, command) or self._fallback(text, budget)
+        return self.cache[key]
+
+    def _fallback(self, text: str, budget: int) -> str:
+        """Condense deterministically, and count it."""
         self.fallbacks += 1
         return fallback(text, budget)
+
+    def _summary(self, text: str, budget: int, command: str) -> str | None:
+        """Ask the model for a summary; None when there is no model or its summary is unusable."""
+        if self.model is None:
+            return None
+        messages = [{"role": "system", "content": render("compressor", "system", budget=budget)},
+                    {"role": "user", "content": render("compressor", "user", command=command or "(not known)",
+                                                       output=text)}]
+        try:
+            completion = self.model.complete(messages, role="compressor", max_tokens=budget)
+        except Exception as exc:  # noqa: BLE001 - a model failure must never lose the output: fall back
+            self.record(messages, None, observation=str(exc), status="error")
+            return None
+        summary = completion.text if isinstance(completion.text, str) else ""
+        status, note = self._verdict(summary, text, budget)
+        self.record(messages, completion, observation=note, status=status)
+        return summary if status == "ok" else None
+
+    def _verdict(self, summary: str, text: str, budget: int) -> tuple[str, str]:
+        """Judge a summary: ok, empty, oversized, or ungrounded (with what it invented)."""
+        if not summary.strip():
+            return "empty", "the summary was empty; the deterministic condenser was used"
+        if tokens(summary) > budget:
+            return "oversized", f"the summary exceeded {budget} tokens; the deterministic condenser was used"
+        invented = ungrounded(summary, text)
+        if invented:
+            self.ungrounded += 1
+            return "ungrounded", (f"the summary names what the output does not ({', '.join(invented[:8])}); "
+                                  "the deterministic condenser was used")
+        return "ok", ""

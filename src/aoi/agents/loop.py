@@ -120,7 +120,7 @@ class RoleLoop:
     """Run one role (probe or executor) on one instruction."""
 
     def __init__(self, role: str, model: Model, tools: dict[str, Tool], recorder: Recorder, budget: int,
-                 fit: Callable[[str], str], steps_left: Callable[[], int], repeat_limit: int = 1,
+                 fit: Callable[..., str], steps_left: Callable[[], int], repeat_limit: int = 1,
                  output_cap: int = 12000):
         self.role, self.model, self.tools, self.recorder = role, model, tools, recorder
         self.budget, self.fit, self.steps_left = budget, fit, steps_left
@@ -177,7 +177,7 @@ class RoleLoop:
             observation, status, action = f"Error: wrong arguments for {call.tool}: {exc}", "error", ""
         stats.refused += status == "refused"
         capped = observation[: self.output_cap]
-        fitted = self.fit(capped)
+        fitted = self.fit(capped, command=str(call.args.get("command") or f"{call.tool} {json.dumps(call.args)}"))
         if fitted != observation:  # cut or summarised
             stats.oversized += 1
             fitted += f"\n[output was {len(observation)} characters; summarised. Narrow the command (grep, -l, --tail)]"

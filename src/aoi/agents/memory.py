@@ -1,13 +1,18 @@
-"""The Observer's memory between iterations: a plan, findings from the sub-agents, its own recent decisions."""
+"""The Observer's memory between iterations (a plan, the sub-agents' findings, its recent decisions) within a budget."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Callable
 
-from aoi.agents.compressor import Compressor, tokens
+from aoi.agents.compressor import fallback, tokens
+from aoi.models.tokens import count_messages
 
 DECISIONS_KEPT = 4
+PLAN_ITEM_CHARS = 200
+CONDENSED_TOKENS = 150  # what an older finding keeps once the context is full (its header, errors, anomalies)
+FULL, CONDENSED, HEADER, DROPPED = "full", "condensed", "header", "dropped"
 
 
 @dataclass
@@ -22,12 +27,17 @@ class Finding:
 
 @dataclass
 class Memory:
-    """Everything the Observer knows, rendered within a token budget (oldest findings condensed first)."""
+    """Everything the Observer knows, rendered so that its whole prompt fits a token budget.
 
-    budget: int = 6000
+    When it does not fit, the oldest findings go first: condensed, then cut to their header, then dropped; the
+    newest is condensed last. The task, plan and recent decisions are always kept; the prompt says what was cut.
+    """
+
+    budget: int = 4000  # tokens of the Observer's whole prompt (system + user), cl100k
     plan: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
+    _sizes: dict = field(default_factory=dict, repr=False)  # (finding index, level) -> (text, tokens)
 
     def add_finding(self, finding: Finding) -> None:
         """Remember a sub-agent's report."""
@@ -40,24 +50,78 @@ class Memory:
         line = f"[{iteration}] {decision.get('phase', '?')} -> {decision.get('next', '?')}: " \
                f"{str(decision.get('instruction', ''))[:200]}"
         self.decisions.append(line + (f" | hypotheses: {claims[:300]}" if claims else ""))
-        if decision.get("plan"):
-            self.plan = [str(p) for p in decision["plan"]][:8]
+        plan = decision.get("plan")
+        if plan:
+            self.plan = [str(p)[:PLAN_ITEM_CHARS] for p in (plan if isinstance(plan, list) else [plan])][:8]
 
-    def render_findings(self, compress: Compressor) -> str:
-        """Render the findings, condensing the oldest until they fit the budget."""
-        texts = [f"[{f.iteration}] {f.source} on \"{f.instruction[:160]}\":\n{f.text}" for f in self.findings]
-        while texts and tokens("\n\n".join(texts)) > self.budget and len(texts) > 1:
-            oldest = texts.pop(0)
-            share = max(self.budget // (2 * (len(texts) + 1)), 80)
-            texts[0] = compress(oldest, share) + "\n\n" + texts[0]
-        joined = "\n\n".join(texts)
-        return compress(joined, self.budget) if joined else "(none yet)"
+    def prompt(self, build: Callable[[str], list[dict]]) -> list[dict]:
+        """Return build(findings) with as many findings as keep the whole prompt within the budget."""
+        room = self.budget - count_messages(build(""))
+        messages = build(self.render_findings(room))
+        for _ in range(3):  # parts are counted one by one; joined, a few tokens may differ: tighten and retry
+            over = count_messages(messages) - self.budget
+            if over <= 0:
+                break
+            room -= over + 8
+            messages = build(self.render_findings(room))
+        return messages
+
+    def render_findings(self, room: int) -> str:
+        """Render the findings in at most `room` tokens, giving up the oldest first."""
+        if not self.findings:
+            return "(none yet)"
+        levels = [FULL] * len(self.findings)
+        for level in (CONDENSED, HEADER, DROPPED):
+            for i in range(len(levels) - 1):
+                if self._size(levels) <= room:
+                    break
+                levels[i] = level
+        pieces = [self._piece(i, level)[0] for i, level in enumerate(levels) if level != DROPPED]
+        if self._size(levels) > room:  # the newest alone is too big: condense it to what is left
+            newest = self.findings[-1]
+            rest = self._size(levels) - self._piece(len(levels) - 1, FULL)[1]
+            pieces[-1] = _header(newest) + "\n" + fallback(newest.text, max(room - rest, 40))
+        return _note(levels, self.findings) + "\n\n".join(pieces)
+
+    def _size(self, levels: list[str]) -> int:
+        """Count the tokens of the findings at these levels (with the note about what was left out)."""
+        parts = [self._piece(i, level)[1] + 1 for i, level in enumerate(levels) if level != DROPPED]
+        return sum(parts) + tokens(_note(levels, self.findings))
+
+    def _piece(self, index: int, level: str) -> tuple[str, int]:
+        """Return one finding rendered at a level, and its tokens (cached: findings never change)."""
+        key = (index, level)
+        if key not in self._sizes:
+            finding = self.findings[index]
+            text = {FULL: finding.text, CONDENSED: "(condensed to fit the context)\n" +
+                    fallback(finding.text, CONDENSED_TOKENS), HEADER: "(report left out to fit the context)"}
+            piece = _header(finding) + "\n" + text.get(level, "")
+            self._sizes[key] = (piece, tokens(piece))
+        return self._sizes[key]
 
     def render_plan(self) -> str:
+        """Render the plan as a list."""
         return "\n".join(f"- {p}" for p in self.plan) or "(no plan yet)"
 
     def render_decisions(self) -> str:
+        """Render the most recent decisions, one a line."""
         return "\n".join(self.decisions[-DECISIONS_KEPT:]) or "(none yet)"
+
+
+def _header(finding: Finding) -> str:
+    """Return a finding's header line (the expert model reads it back: keep its shape)."""
+    return f"[{finding.iteration}] {finding.source} on \"{finding.instruction[:160]}\":"
+
+
+def _note(levels: list[str], findings: list[Finding]) -> str:
+    """Say which findings were left out or shortened to fit the context, if any."""
+    dropped = [str(f.iteration) for f, level in zip(findings, levels) if level == DROPPED]
+    cut = sum(level in (CONDENSED, HEADER) for level in levels)
+    if not dropped and not cut:
+        return ""
+    said = [f"{len(dropped)} oldest finding(s) left out (iterations {', '.join(dropped)})"] if dropped else []
+    said += [f"{cut} older finding(s) shortened"] if cut else []
+    return f"[To fit the context budget: {'; '.join(said)}.]\n"
 
 
 def as_text(report: dict) -> str:

@@ -70,15 +70,7 @@ class Observer:
 
     def _decide(self, task_type, description, iteration, feedback, stats) -> tuple[dict | None, str]:
         """Ask the model for a decision; a malformed one becomes feedback for the next iteration."""
-        warning = " This is your last iteration: submit now." if iteration == self.max_iterations else ""
-        prompt = render("observer", "user", task_type=task_type, description=description,
-                        answer_format=ANSWER_FORMATS[task_type], iteration=iteration,
-                        max_iterations=self.max_iterations, steps_left=self.steps_left(), warning=warning,
-                        plan=self.memory.render_plan(), findings=self.memory.render_findings(self.compress),
-                        decisions=self.memory.render_decisions(), feedback=feedback)
-        messages = [{"role": "system", "content": render("observer", "system",
-                                                          answer_format=ANSWER_FORMATS[task_type])},
-                    {"role": "user", "content": prompt}]
+        messages = self._prompt(task_type, description, iteration, feedback)
         try:
             completion = self.model.complete(messages, role="observer")
         except ModelError as exc:
@@ -101,6 +93,21 @@ class Observer:
         self.recorder.record("observer", messages, completion)
         return decision, ""
 
+    def _prompt(self, task_type: str, description: str, iteration: int, feedback: str) -> list[dict]:
+        """Build the Observer's messages within its context budget (the memory decides which findings fit)."""
+        warning = " This is your last iteration: submit now." if iteration == self.max_iterations else ""
+        system = {"role": "system", "content": render("observer", "system", answer_format=ANSWER_FORMATS[task_type])}
+
+        def build(findings: str) -> list[dict]:
+            user = render("observer", "user", task_type=task_type, description=description,
+                          answer_format=ANSWER_FORMATS[task_type], iteration=iteration,
+                          max_iterations=self.max_iterations, steps_left=self.steps_left(), warning=warning,
+                          plan=self.memory.render_plan(), findings=findings,
+                          decisions=self.memory.render_decisions(), feedback=feedback)
+            return [system, {"role": "user", "content": user}]
+
+        return self.memory.prompt(build)
+
     def _dispatch(self, decision: dict, task_type: str, iteration: int, stats: Stats) -> str:
         """Run the probe or the executor on the decision's instruction; remember what it reports."""
         instruction, context = str(decision.get("instruction", "")), decision.get("context", "")
@@ -111,15 +118,17 @@ class Observer:
         loop = self.team.probe if decision["next"] == "probe" else self.team.executor
         run = loop.run(instruction, context)
         stats.add(run.stats)
-        text = as_text(run.result) if run.finished else self._unfinished(run)
-        self.memory.add_finding(Finding(iteration, loop.role, instruction, self.compress(text)))
+        text = as_text(run.result) if run.finished else self._unfinished(run, loop.role)
+        report = self.compress(text, command=f'the {loop.role}\'s report on "{instruction[:160]}"')
+        self.memory.add_finding(Finding(iteration, loop.role, instruction, report))
         return ""
 
-    def _unfinished(self, run) -> str:
+    def _unfinished(self, run, role: str) -> str:
         """Summarise what a role saw when it did not finish its report itself."""
         seen = "\n".join(run.observations[-3:])
         reason = run.result.get("error") or "ran out of tool calls before reporting"
-        return f"(the sub-agent {reason}; its last observations, condensed:)\n{self.compress(seen)}"
+        seen = self.compress(seen, command=f"the {role}'s last tool calls")
+        return f"(the sub-agent {reason}; its last observations, condensed:)\n{seen}"
 
     def _submit(self, task_type: str, answer) -> None:
         """Send the answer in the task's exact submit format."""

@@ -7,12 +7,12 @@ from typing import Callable
 
 from aoi.agents.actions import submit_action
 from aoi.agents.compressor import Compressor
-from aoi.agents.loop import Recorder, RoleLoop, render
+from aoi.agents.loop import Recorder, RoleLoop
 from aoi.agents.memory import Memory
 from aoi.agents.observer import Observer, Team
 from aoi.agents.tools import Channel, read_tools, write_tools
 from aoi.config import RunConfig, resolved
-from aoi.models.base import Model
+from aoi.models.base import Completion, Model
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.trajectory import Policy, Step, Trajectory
@@ -43,19 +43,54 @@ def _options(cfg) -> dict:
     return {k: v for k, v in options.items() if v is not None}
 
 
-def summarizer(model: Model | None, recorder: Recorder) -> Callable[[str, int], str] | None:
-    """Return the Compressor's model summary function (None: deterministic fallback only)."""
+class RoleModel:
+    """A model as one role sees it: the role's configured max_tokens (a ceiling) and temperature on every call."""
+
+    def __init__(self, inner: Model, max_tokens: int | None = None, temperature: float | None = None):
+        self.inner, self.max_tokens, self.temperature = inner, max_tokens, temperature
+
+    @property
+    def name(self) -> str:
+        """Return the inner model's name (the trajectory's policy)."""
+        return getattr(self.inner, "name", "model")
+
+    def __getattr__(self, attribute: str):
+        """Read anything else (a replay script's requests, a local model's tokenizer) from the inner model."""
+        if attribute == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(attribute)
+        return getattr(self.inner, attribute)
+
+    def complete(self, messages: list[dict], *, role: str, max_tokens: int | None = None,
+                 temperature: float | None = None) -> Completion:
+        """Answer through the inner model with the role's settings; a caller may ask for fewer tokens, not more."""
+        if self.max_tokens is not None:
+            max_tokens = min(max_tokens, self.max_tokens) if max_tokens else self.max_tokens
+        temperature = self.temperature if temperature is None else temperature
+        return self.inner.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature)
+
+
+def role_models(models: dict[str, Model], config: RunConfig) -> dict[str, Model]:
+    """Give each role's model the max_tokens and temperature its config sets (a role with none keeps its model).
+
+    Example:
+        >>> from aoi.models.replay import ReplayModel
+        >>> models = role_models(dict.fromkeys(ROLES, ReplayModel([])), RunConfig(models={"probe": {"max_tokens": 64}}))
+        >>> models["probe"].max_tokens, models["observer"].__class__.__name__
+        (64, 'ReplayModel')
+    """
+    out = {}
+    for role, model in models.items():
+        settings = config.call_settings(role) if role in ROLES else {}
+        out[role] = RoleModel(model, **settings) if settings and model is not None else model
+    return out
+
+
+def compressor(config: RunConfig, model: Model | None, recorder: Recorder) -> Compressor:
+    """Build the episode's Compressor; the expert (or no model) condenses deterministically, without model calls."""
     if model is None or getattr(model, "name", "") == "expert":
-        return None
-
-    def summarize(text: str, budget: int) -> str:
-        messages = [{"role": "system", "content": render("compressor", "system", budget=budget)},
-                    {"role": "user", "content": render("compressor", "user", command="", output=text)}]
-        completion = model.complete(messages, role="compressor", max_tokens=budget)
-        recorder.record("compressor", messages, completion)
-        return completion.text
-
-    return summarize
+        model = None
+    record = lambda messages, completion, **kw: recorder.record("compressor", messages, completion, **kw)  # noqa: E731
+    return Compressor(config.agent.compress_budget_tokens, model, record)
 
 
 def _step(env, action: str, role: str | None) -> str:
@@ -92,7 +127,8 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     traj.started_at = time.time()
     env.reset()
     recorder = Recorder(traj, on_step=on_step)
-    compress = Compressor(config.agent.compress_budget_tokens, summarizer(models.get("compressor"), recorder))
+    models = role_models(models, config)
+    compress = compressor(config, models.get("compressor"), recorder)
     channel = Channel(lambda action, role: _step(env, action, role), traj.id)
     steps_left = lambda: env.max_steps - env.steps  # noqa: E731
     approval = approval or ApprovalPolicy(config.approval.mode, config.approval.rules)

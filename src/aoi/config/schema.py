@@ -71,7 +71,9 @@ class AgentConfig(_Section):
     probe_budget: int = Field(4, ge=1, description="Environment actions the Probe may take per instruction.")
     executor_budget: int = Field(4, ge=1, description="Environment actions the Executor may take per instruction.")
     compress_budget_tokens: int = Field(1500, ge=50, description="Tokens the Compressor condenses an output to.")
-    observer_context_tokens: int = Field(6000, ge=500, description="Token budget of the Observer's whole prompt.")
+    observer_context_tokens: int = Field(4000, ge=1500, description="Tokens (cl100k) the Observer's whole prompt "
+                                         "may take: system, task, plan, decisions and findings; the oldest "
+                                         "findings are condensed, then dropped, to fit (the prompt says so).")
     repeat_limit: int = Field(2, ge=1, description="How often one sub-agent call may run the same action before the guard refuses it.")
     output_cap_chars: int = Field(12000, ge=200, description="Raw output characters kept before compression.")
 
@@ -173,6 +175,20 @@ class RunConfig(_Section):
         if "base_url" in given or ("spec" in given and _kind(override.spec) != _kind(self.model.spec)):
             data.update(base_url=None, api_key=None)
         return ModelConfig.model_validate(data | override.model_dump(include=given))
+
+    def call_settings(self, role: str) -> dict:
+        """Return the max_tokens and temperature the configuration sets for a role (the main model's, then the
+        role's own); options left at their defaults are not returned, so a model built elsewhere keeps its own.
+
+        Example:
+            >>> RunConfig(model={"temperature": 0.3}, models={"compressor": {"max_tokens": 200}}).call_settings(
+            ...     "compressor")
+            {'max_tokens': 200, 'temperature': 0.3}
+        """
+        override = getattr(self.models, role) if role in ROLES else None
+        given = self.model.model_fields_set | (override.model_fields_set if override else set())
+        chosen = self.model_for(role)
+        return {name: getattr(chosen, name) for name in ("max_tokens", "temperature") if name in given}
 
 
 def _kind(spec: str) -> str:
