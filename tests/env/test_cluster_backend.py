@@ -65,7 +65,8 @@ def test_an_episode_injects_acts_as_each_role_and_is_judged(cluster):
         assert command_of(cluster) == '["geo"]'  # injected by AOI's injector through the admin kubeconfig
         assert "profile-" in env.step(shell(f"kubectl get pods -n {NS}"), role="probe")[0]
         refused = env.step(shell(f"kubectl delete pod -l io.kompose.service=profile -n {NS}"), role="probe")[0]
-        assert 'User "system:serviceaccount:aoi:probe" cannot delete' in refused  # the cluster's RBAC said no
+        assert "Forbidden by AOI's command policy (probe role)" in refused  # the policy, then RBAC (below), say no
+        assert env.backend.runners["probe"].run(["auth", "can-i", "delete", "pods", "-n", NS])[0].strip() == "no"
         assert "deployment.apps/profile patched" in env.step(shell(FIX), role="executor")[0]
         _, _, terminated, _, info = env.step("```\nsubmit()\n```")
         assert terminated and info["results"]["success"] is True and info["results"]["strict_success"] is True
