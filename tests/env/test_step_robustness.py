@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aoi.env import make
+from aoi.env import make, shell
 from aoi.problems import solutions
 from aoi.twin.kubectl import kubectl_env, spawn, stop
 
@@ -111,3 +111,22 @@ def test_kubectl_runs_in_its_own_session(tmp_path):
     proc = spawn([sys.executable, "-c", "import os; print(os.getsid(0) == os.getpid())"],
                  kubectl_env(tmp_path / "k.yaml", tmp_path / "cache"), None)
     assert proc.communicate(timeout=30)[0].decode().strip() == "True"
+
+
+def test_a_huge_output_answers_a_clear_error_before_the_filters():
+    def run_kubectl(argv, timeout):
+        return "x" * (shell.MAX_OUTPUT + 1), "", 0, False
+
+    observation = shell.exec_shell("kubectl get pods -A | grep x", run_kubectl, 0.0, role="probe")
+    assert observation.startswith("Error: the command printed") and "narrow it" in observation
+
+
+def test_the_probe_runs_exactly_the_stages_its_policy_judged():
+    seen = []
+
+    def run_kubectl(argv, timeout):
+        seen.append(argv)
+        return "a\nb\n", "", 0, False
+
+    assert shell.exec_shell("kubectl get pods -n x | head -1", run_kubectl, 0.0, role="probe") == "a\n"
+    assert seen == [["get", "pods", "-n", "x"]]
