@@ -92,10 +92,7 @@ class Memory:
         """Return one finding rendered at a level, and its tokens (cached: findings never change)."""
         key = (index, level)
         if key not in self._sizes:
-            finding = self.findings[index]
-            text = {FULL: finding.text, CONDENSED: "(condensed to fit the context)\n" +
-                    fallback(finding.text, CONDENSED_TOKENS), HEADER: "(report left out to fit the context)"}
-            piece = _header(finding) + "\n" + text.get(level, "")
+            piece = _header(self.findings[index]) + "\n" + _body(self.findings[index].text, level)
             self._sizes[key] = (piece, tokens(piece))
         return self._sizes[key]
 
@@ -111,6 +108,14 @@ class Memory:
 def _header(finding: Finding) -> str:
     """Return a finding's header line (the expert model reads it back: keep its shape)."""
     return f"[{finding.iteration}] {finding.source} on \"{finding.instruction[:160]}\":"
+
+
+def _body(text: str, level: str) -> str:
+    """Return a finding's text at a level: whole, condensed (header line, errors, anomalies) or left out."""
+    if level == HEADER:
+        return "(report left out to fit the context)"
+    short = fallback(text, CONDENSED_TOKENS) if level == CONDENSED else text
+    return text if short == text else "(condensed to fit the context)\n" + short
 
 
 def _note(levels: list[str], findings: list[Finding]) -> str:
