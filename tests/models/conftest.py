@@ -22,8 +22,8 @@ def chat_body(text: str = "hello", usage: dict | None = None) -> dict:
 class FakeOpenAI:
     """Answer each POST with the next scripted (status, headers, body); body is a dict (JSON) or raw bytes.
 
-    Headers steer faults: x-delay (seconds before answering), x-drip (seconds per body byte), x-reset (drop the
-    connection unanswered).
+    Headers steer faults: x-delay (seconds before answering), x-drip (seconds per body byte), x-drip-headers
+    (seconds per byte of the status line and headers), x-reset (drop the connection unanswered).
     """
 
     def __init__(self):
@@ -56,6 +56,9 @@ class FakeOpenAI:
                     self.close_connection = True
                     return
                 raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+                if headers.get("x-drip-headers"):
+                    self._trickle_headers(status, raw, float(headers["x-drip-headers"]))
+                    return
                 self.send_response(status)
                 for key, value in ({"content-type": "application/json"} | headers).items():
                     self.send_header(key, value)
@@ -65,6 +68,20 @@ class FakeOpenAI:
                     self._send(raw, float(headers.get("x-drip", 0)))
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up first (the timeout tests)
                     pass
+
+            def _trickle_headers(self, status: int, raw: bytes, drip: float) -> None:
+                """Send the status line and headers one byte every `drip` seconds, then the body."""
+                head = (f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                        f"content-length: {len(raw)}\r\n\r\n").encode()
+                try:
+                    for i in range(len(head)):
+                        self.wfile.write(head[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(drip)
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
             def _send(self, raw: bytes, drip: float) -> None:
                 """Write the body at once, or one byte every `drip` seconds (a server that trickles its answer)."""

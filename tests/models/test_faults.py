@@ -58,6 +58,7 @@ FAULTS = {
     "HTTP 502 HTML": (502, b"<html>bad gateway</html>", {"content-type": "text/html"}),
     "HTTP 429, Retry-After 3600": (429, {"error": {"message": "slow down"}}, {"Retry-After": "3600"}),
     "dripping body": (200, chat_body("x" * 40), {"x-drip": "0.5"}),
+    "dripping headers": (200, chat_body("x"), {"x-drip-headers": "0.3"}),
     "connection reset": (200, b"", {"x-reset": "1"}),
 }
 TIMEOUT = 1.0
@@ -98,6 +99,14 @@ def test_text_parts_are_joined_and_other_shapes_say_what_arrived(fake_openai):
 
 def test_a_dripping_body_is_cut_at_the_timeout(fake_openai):
     fake_openai.answer(*FAULTS["dripping body"])  # ~200 bytes at 2 bytes/s: 100 s if nothing stops it
+    started = time.monotonic()
+    with pytest.raises(TransientModelError, match="timed out after 1.0s"):
+        faulty(fake_openai).complete(ASK, role="observer")
+    assert time.monotonic() - started < 4 * TIMEOUT
+
+
+def test_trickled_headers_are_cut_at_the_timeout(fake_openai):
+    fake_openai.answer(*FAULTS["dripping headers"])  # ~70 header bytes at 0.3 s each: 20 s if nothing stops it
     started = time.monotonic()
     with pytest.raises(TransientModelError, match="timed out after 1.0s"):
         faulty(fake_openai).complete(ASK, role="observer")

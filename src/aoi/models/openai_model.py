@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import os
+import threading
 import time
 from typing import Any
 
@@ -16,6 +17,7 @@ from aoi.models.tokens import count_messages, count_tokens
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 TRANSIENT_STATUS = {408, 409, 429}  # plus every 5xx; the same set the SDK itself retries
+DEADLINE_GRACE = 0.5  # seconds past the timeout before a call still in flight is abandoned (its own check is first)
 
 
 class OpenAIModel:
@@ -52,24 +54,53 @@ class OpenAIModel:
         self.timeout, self.temperature, self.max_tokens = timeout, temperature, max_tokens
         self.extra_body = extra_body
         self.name = f"openai:{self.model}"
-        # max_retries=0: with_retries owns the retry policy, so attempts are counted and the sleep is injectable.
-        self.client = openai.OpenAI(api_key=self.api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
+        self.client = self._new_client()
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
                  temperature: float | None = None) -> Completion:
-        """Answer the conversation with one chat completion; raise ModelError/TransientModelError on failure."""
+        """Answer the conversation with one chat completion; raise ModelError/TransientModelError on failure.
+
+        The whole call (connect, headers, body) meets one deadline: it runs in a worker thread, and a server still
+        answering after `timeout` seconds is abandoned (its client closed, a fresh one made for the next call).
+        """
+        started, box = time.monotonic(), {}
+        worker = threading.Thread(target=self._call, args=(box, messages, max_tokens, temperature), daemon=True,
+                                  name="aoi-model-call")
+        worker.start()
+        worker.join(self.timeout + DEADLINE_GRACE)
+        if worker.is_alive():
+            self._abandon()
+            raise TransientModelError(f"{self._where()} timed out after {self.timeout}s (still answering); raise "
+                                      "model.timeout (AOI_TIMEOUT) if it is slow")
+        if "error" in box:
+            raise box["error"]
+        return self._completion(box["reply"], messages, time.monotonic() - started)
+
+    def _call(self, box: dict, messages: list[Message], max_tokens: int | None, temperature: float | None) -> None:
+        """Make the request and read the body, leaving the reply or the translated error in `box`."""
         started = time.monotonic()
         try:
-            # Streamed reading: the body is read here, chunk by chunk, so the whole request meets one deadline.
+            # Streamed reading: the body is read here, chunk by chunk, so a trickled body meets the deadline too.
             with self.client.chat.completions.with_streaming_response.create(
                     model=self.model, messages=messages, extra_body=self.extra_body,
                     max_tokens=max_tokens or self.max_tokens,
                     temperature=self.temperature if temperature is None else temperature) as response:
                 raw = self._read(response, started + self.timeout)
-            reply = parse_body(raw)
+            box["reply"] = parse_body(raw)
         except (openai.OpenAIError, httpx.HTTPError, ValueError) as err:
-            raise self._translate(err) from err
-        return self._completion(reply, messages, time.monotonic() - started)
+            box["error"] = self._translate(err)
+
+    def _abandon(self) -> None:
+        """Give up on a call still in flight: close its client (best effort) and make a fresh one for later calls."""
+        stale, self.client = self.client, self._new_client()
+        try:
+            stale.close()
+        except Exception:  # noqa: BLE001 - the abandoned call's thread may be using it; closing is only a courtesy
+            pass
+
+    def _new_client(self) -> openai.OpenAI:
+        """Return an SDK client (max_retries=0: with_retries owns the retry policy, so attempts are counted)."""
+        return openai.OpenAI(api_key=self.api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
 
     def _read(self, response: Any, deadline: float) -> bytes:
         """Read the body as it arrives; raise a timeout once the request's deadline has passed."""
