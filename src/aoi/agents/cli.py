@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -12,6 +15,29 @@ from rich.markup import escape
 from rich.table import Table
 
 ROLE_STYLE = {"observer": "bold cyan", "probe": "green", "executor": "yellow", "compressor": "dim"}
+# What keeps third-party libraries quiet (transformers' warnings, tqdm bars such as GGUF de-quantizing and weight
+# loading, Python warnings, the tokenizers fork notice); set in the environment so eval's worker processes inherit it.
+QUIET_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
+             "PYTHONWARNINGS": "ignore", "TOKENIZERS_PARALLELISM": "false"}
+VERBOSE_HELP = "Show third-party warnings, logs and progress bars (transformers, Hugging Face, tqdm)."
+
+
+def quiet_libraries(verbose: bool = False) -> None:
+    """Silence third-party warnings and progress bars unless `verbose`; a variable the user set is kept.
+
+    Example:
+        >>> quiet_libraries(verbose=True)  # changes nothing
+    """
+    if verbose:
+        return
+    for name, value in QUIET_ENV.items():
+        os.environ.setdefault(name, value)
+    warnings.simplefilter("ignore")
+    if "transformers" in sys.modules:  # imported already: its logger read the environment before we set it
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
 
 
 def models_line(specs: dict[str, str]) -> str:
@@ -81,8 +107,10 @@ def run(
                                           "apps deployed, `aoi rbac` applied)."),
     kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster "
                                               "(--backend cluster)."),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Diagnose (and for mitigation tasks, repair) one problem on the twin or a cluster with the AOI agents."""
+    quiet_libraries(verbose)
     from aoi.agents.runtime import models_from_config, run_episode
     from aoi.clierrors import RUN_FIX, path_errors, writable
     from aoi.config import ConfigError, load_config

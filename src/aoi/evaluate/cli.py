@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,11 +12,13 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from aoi.agents.cli import VERBOSE_HELP, quiet_libraries
+
 
 def _console() -> Console:
-    """Return a console wide enough for the summary table when output is not a terminal (logs, pipes)."""
+    """Return a console as wide as the terminal (or COLUMNS); logs and pipes get the wide summary table."""
     console = Console()
-    return console if console.is_terminal else Console(width=170)
+    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=170)
 
 
 def eval_command(
@@ -38,8 +41,10 @@ def eval_command(
     backend: Optional[str] = typer.Option(None, "--backend", help="twin (default) or cluster: your own cluster "
                                           "(apps deployed, `aoi rbac` applied), faulted by AOI's injectors."),
     kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster backend."),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Run K attempts of each problem (on the twin, or a cluster) with a worker pool; print and write the summary."""
+    quiet_libraries(verbose)
     from aoi.evaluate.runner import run_eval
     from aoi.evaluate.summary import summary_table
 
@@ -54,7 +59,7 @@ def eval_command(
         console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s) -> {out}")
         started = time.monotonic()
         summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console)
-    console.print(summary_table(summary, title=f"{out} ({config.model.spec})"))
+    console.print(summary_table(summary, title=f"{out} ({config.model.spec})", width=console.width))
     console.print(f"wall {time.monotonic() - started:.0f}s this session; {summary.episodes_per_hour:.0f} episodes/h "
                   f"overall; summary in {out / 'summary.json'}; `aoi report {out}` writes the report")
     if summary.interrupted:

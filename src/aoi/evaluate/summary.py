@@ -7,6 +7,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rich import box
 from rich.table import Table
 
 from aoi.evaluate.failures import issue_totals
@@ -85,18 +86,52 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def summary_table(summary: Summary, title: str = "aoi eval") -> Table:
-    """Return the per-task-type table (rows: task types and overall; success figures in percent)."""
-    table = Table(title=title)
-    columns = ("task type", "problems", "episodes", "avg@k%", "best@k%", "std%", "strict avg%", "strict best%",
-               "TTx s", "steps", "env tokens in/out", "model tokens in/out", "wall s")
-    for name in columns:
-        table.add_column(name, justify="left" if name == "task type" else "right")
-    groups = [*summary.by_task_type.items(), ("overall", summary.overall)]
-    for name, s in groups:
-        table.add_row(name, str(s["problems"]), str(s["episodes"]), _pct(s["avg_at_k"]), _pct(s["best_at_k"]),
-                      _pct(s["std"]), _pct(s["strict_avg_at_k"]), _pct(s["strict_best_at_k"]), f"{s['ttx']:.0f}",
-                      f"{s['steps']:.1f}", f"{s['in_tokens']:.0f}/{s['out_tokens']:.0f}",
-                      f"{s['model_in_tokens']:.0f}/{s['model_out_tokens']:.0f}", f"{s['seconds']:.1f}",
-                      style="bold" if name == "overall" else None)
+def _si(value: float) -> str:
+    """Return a count in at most four characters: 950, 1.2k, 457k, 1.2M, 12M.
+
+    Example:
+        >>> [_si(v) for v in (950, 1234, 456_789, 1_234_567, 12_345_678)]
+        ['950', '1.2k', '457k', '1.2M', '12M']
+    """
+    if value < 999.5:
+        return f"{value:.0f}"
+    for unit, scale in (("k", 1e3), ("M", 1e6)):
+        shown = value / scale
+        if shown < 999.5:
+            return f"{shown:.1f}{unit}" if shown < 9.95 else f"{shown:.0f}{unit}"
+    return f"{value / 1e9:.0f}G"
+
+
+WIDE_COLUMNS = ("task type", "problems", "episodes", "avg@k%", "best@k%", "std%", "strict avg%", "strict best%",
+                "TTx s", "steps", "env tokens in/out", "model tokens in/out", "wall s")
+# Under NARROW columns: two-line headers, counts and strict figures paired, token counts in k/M, no env tokens or
+# wall time (summary.json and the report have them).
+NARROW = 150
+NARROW_COLUMNS = ("task type", "problems\n/eps", "avg@k\n%", "best@k\n%", "std\n%", "strict %\navg/best",
+                  "TTx\ns", "steps", "model tok\nin/out")
+
+
+def _cells(s: dict, narrow: bool) -> list[str]:
+    """Return one group's cells for the wide or the narrow table."""
+    if narrow:
+        return [f"{s['problems']}/{s['episodes']}", _pct(s["avg_at_k"]), _pct(s["best_at_k"]), _pct(s["std"]),
+                f"{_pct(s['strict_avg_at_k'])}/{_pct(s['strict_best_at_k'])}", f"{s['ttx']:.0f}", f"{s['steps']:.1f}",
+                f"{_si(s['model_in_tokens'])}/{_si(s['model_out_tokens'])}"]
+    return [str(s["problems"]), str(s["episodes"]), _pct(s["avg_at_k"]), _pct(s["best_at_k"]), _pct(s["std"]),
+            _pct(s["strict_avg_at_k"]), _pct(s["strict_best_at_k"]), f"{s['ttx']:.0f}", f"{s['steps']:.1f}",
+            f"{s['in_tokens']:.0f}/{s['out_tokens']:.0f}", f"{s['model_in_tokens']:.0f}/{s['model_out_tokens']:.0f}",
+            f"{s['seconds']:.1f}"]
+
+
+def summary_table(summary: Summary, title: str = "aoi eval", width: int | None = None) -> Table:
+    """Return the per-task-type table (rows: task types and overall; success figures in percent).
+
+    `width` is the console's: under NARROW columns the table is the compact one, which fits 80 columns.
+    """
+    narrow = width is not None and width < NARROW
+    table = Table(title=title, box=None if narrow else box.HEAVY_HEAD, pad_edge=not narrow, header_style="bold")
+    for name in NARROW_COLUMNS if narrow else WIDE_COLUMNS:
+        table.add_column(name, justify="left" if name == "task type" else "right", no_wrap=True)
+    for name, s in [*summary.by_task_type.items(), ("overall", summary.overall)]:
+        table.add_row(name, *_cells(s, narrow), style="bold" if name == "overall" else None)
     return table
