@@ -6,7 +6,7 @@ as Kubernetes does; the EndpointSlices (endpointslices.py) hold every endpoint, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aoi.twin.controllers.base import Controller
 from aoi.twin.controllers.endpointslices import service_slices, sync_slices
@@ -40,26 +40,30 @@ def backends(twin, svc: dict) -> list[dict]:
 
 @dataclass(frozen=True)
 class Backend:
-    """What one pod gives a Service: its IP, the ports it serves for it, its readiness and its reference."""
+    """What one pod gives a Service: its IP, the ports it serves for it, and its Endpoints and slice entries.
+
+    The entries are built once per pod version and go into every Endpoints and EndpointSlice written while the pod
+    holds still: nothing edits a stored object's entries in place (API writes copy), so sharing them is safe.
+    """
 
     ip: str
     ports: tuple  # ((name, port, protocol), ...); empty when the pod serves none of the Service's ports
-    ready: bool
-    terminating: bool  # a terminating pod is never ready for traffic
-    node: str | None
-    ref: tuple[str, str, str]  # (namespace, name, uid)
-
-    def target_ref(self) -> dict:
-        """Return a fresh targetRef (stored objects never share dicts)."""
-        return {"kind": "Pod", "namespace": self.ref[0], "name": self.ref[1], "uid": self.ref[2]}
+    ready_for_traffic: bool  # Ready and not terminating: an Endpoints `addresses` entry, else `notReadyAddresses`
+    address: dict = field(compare=False)  # the Endpoints address
+    endpoint: dict = field(compare=False)  # the EndpointSlice endpoint
 
 
 def backend(svc: dict, pod: dict) -> Backend:
     """Return what a pod gives a Service."""
-    meta = pod["metadata"]
-    return Backend(ip=pod["status"]["podIP"], ports=_ports_for(svc, pod), ready=is_ready(pod),
-                   terminating=bool(meta.get("deletionTimestamp")), node=pod["spec"].get("nodeName"),
-                   ref=(meta["namespace"], meta["name"], meta["uid"]))
+    meta, ip, node = pod["metadata"], pod["status"]["podIP"], pod["spec"].get("nodeName")
+    ready, terminating = is_ready(pod), bool(meta.get("deletionTimestamp"))
+    ref = {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]}
+    return Backend(ip=ip, ports=_ports_for(svc, pod), ready_for_traffic=ready and not terminating,
+                   address={"ip": ip, "nodeName": node, "targetRef": ref},
+                   endpoint={"addresses": [ip],
+                             "conditions": {"ready": ready and not terminating, "serving": ready,
+                                            "terminating": terminating},
+                             "nodeName": node, "targetRef": dict(ref)})
 
 
 def _ports_for(svc: dict, pod: dict) -> tuple:
@@ -82,8 +86,7 @@ def endpoint_subsets(rows: list[Backend]) -> list[dict]:
     groups: dict[tuple, dict] = {}
     for row in rows:
         group = groups.setdefault(row.ports, {"addresses": [], "notReadyAddresses": []})
-        addr = {"ip": row.ip, "nodeName": row.node, "targetRef": row.target_ref()}
-        group["addresses" if row.ready and not row.terminating else "notReadyAddresses"].append(addr)
+        group["addresses" if row.ready_for_traffic else "notReadyAddresses"].append(row.address)
     subsets = []
     for ports, group in groups.items():
         subset = {k: v for k, v in group.items() if v}
@@ -128,11 +131,7 @@ def slice_groups(rows: list[Backend]) -> dict[tuple, list[dict]]:
     """Return EndpointSlice endpoints grouped by the ports they serve, each group sorted by IP."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
-        groups.setdefault(row.ports, []).append({
-            "addresses": [row.ip],
-            "conditions": {"ready": row.ready and not row.terminating, "serving": row.ready,
-                           "terminating": row.terminating},
-            "nodeName": row.node, "targetRef": row.target_ref()})
+        groups.setdefault(row.ports, []).append(row.endpoint)
     return groups
 
 
