@@ -130,3 +130,11 @@ def test_compare_restricts_to_common_problems_and_says_so(runs, tmp_path):
     app.command()(report_command)
     result = CliRunner().invoke(app, [str(runs[0]), "--compare", str(cut), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0 and "Comparing 2 common problems; 1 only in yes" in " ".join(result.output.split())
+
+
+def test_report_command_prints_the_summary_within_80_columns(runs, tmp_path):
+    app = typer.Typer()
+    app.command()(report_command)
+    result = CliRunner().invoke(app, [str(runs[0]), "--out", str(tmp_path / "r")], env={"COLUMNS": "80"})
+    assert result.exit_code == 0 and max(len(line) for line in result.output.splitlines()) <= 80, result.output
+    assert re.search(r"^detection\s+3/6\s+66\.7\s+66\.7\s+0\.0\s+66\.7/66\.7\s", result.output, re.M), result.output

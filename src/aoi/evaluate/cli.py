@@ -108,13 +108,16 @@ def report_command(
     """Write the run's report as Markdown and as a self-contained HTML page with charts."""
     from aoi.clierrors import path_errors
     from aoi.evaluate.report import comparison, load_run, write_report
+    from aoi.evaluate.summary import summary_table
 
-    console = Console()
+    console = _console()
     try:
         with path_errors(console.print, "pass --out PATH in a writable place"):
             paths = write_report(run_dir, list(compare or []), out)
-            if compare:  # say what the deltas cover: only the problems every run has
-                console.print(comparison([load_run(path) for path in [run_dir, *compare]])[1])
+            runs = [load_run(path) for path in [run_dir, *(compare or [])]]
+        console.print(summary_table(runs[0].summary, title=str(run_dir), width=console.width))
+        if compare:  # say what the deltas cover: only the problems every run has
+            console.print(comparison(runs)[1])
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
