@@ -71,7 +71,8 @@ def test_a_unique_prefix_finds_the_trajectory_and_an_ambiguous_one_is_refused(st
 
 def test_an_unknown_id_or_a_missing_store_is_a_clear_error(store, tmp_path):
     unknown = invoke("show", "nope", "--store", str(store.path))
-    assert unknown.exit_code == 2 and "no trajectory 'nope'" in unknown.output and "aoi trajectories list" in unknown.output
+    assert unknown.exit_code == 2 and "no trajectory 'nope'" in unknown.output
+    assert "aoi trajectories list" in unknown.output
     missing = invoke("show", "x", "--store", str(tmp_path / "none.db"))
     assert missing.exit_code == 2 and "no trajectory store at" in missing.output
     assert not (tmp_path / "none.db").exists()  # reading never creates a store

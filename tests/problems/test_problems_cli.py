@@ -11,7 +11,8 @@ from aoi.problems.registry import make
 
 # AIOpsLab's PROBLEM_REGISTRY, in its order: aiopslab/orchestrator/problems/registry.py, lines 38-219 at commit
 # ddf7e40619689dad75eaf8f2174e263c4157ec76 (a dict literal: family by family, each instance's task types in turn).
-AIOPSLAB_ORDER = """k8s_target_port-misconfig-detection-1 k8s_target_port-misconfig-localization-1 k8s_target_port-misconfig-analysis-1
+AIOPSLAB_ORDER = """
+k8s_target_port-misconfig-detection-1 k8s_target_port-misconfig-localization-1 k8s_target_port-misconfig-analysis-1
 k8s_target_port-misconfig-mitigation-1 k8s_target_port-misconfig-detection-2
 k8s_target_port-misconfig-localization-2 k8s_target_port-misconfig-analysis-2 k8s_target_port-misconfig-mitigation-2
 k8s_target_port-misconfig-detection-3 k8s_target_port-misconfig-localization-3 k8s_target_port-misconfig-analysis-3

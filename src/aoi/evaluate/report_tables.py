@@ -49,16 +49,20 @@ def _label(key: tuple) -> str:
     return problem_id if target is None or (known and known.target == target) else f"{problem_id} @{target}"
 
 
+def _won(attempts: list[dict], verdict: str) -> str:
+    """Return 'successes/attempts' for a verdict (success or strict_success)."""
+    return f"{sum(bool(r.get(verdict)) for r in attempts)}/{len(attempts)}"
+
+
 def _problem_row(key: tuple, attempts: list[dict]) -> list[str]:
     """Return one problem's cells: successes over attempts, failure reasons with counts, steps and ids per attempt."""
     attempts = sorted(attempts, key=lambda r: r["attempt"])
     reasons = Counter(r["failure"] for r in attempts if r.get("failure"))
     failures = ", ".join(f"{reason} x{n}" if n > 1 else reason for reason, n in reasons.items()) or "-"
     steps = " / ".join("-" if r.get("steps") is None else str(r["steps"]) for r in attempts)
-    k = len(attempts)
-    return [_label(key), app_of(attempts[0]), attempts[0]["task_type"], f"{sum(bool(r['success']) for r in attempts)}/{k}",
-            f"{sum(bool(r.get('strict_success')) for r in attempts)}/{k}", failures, steps,
-            ", ".join(r.get("trajectory_id") or "-" for r in attempts)]
+    ids = ", ".join(r.get("trajectory_id") or "-" for r in attempts)
+    return [_label(key), app_of(attempts[0]), attempts[0]["task_type"], _won(attempts, "success"),
+            _won(attempts, "strict_success"), failures, steps, ids]
 
 
 def problems_section(rows: list[dict]) -> Section:

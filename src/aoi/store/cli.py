@@ -92,17 +92,27 @@ def list_command(
     console.print(f"{len(rows)} trajectories (started: UTC); `aoi trajectories show ID` prints one")
 
 
+def _models(traj) -> str:
+    """Return each role's model as the run's resolved config recorded it (older records: the policy's model)."""
+    from aoi.agents.cli import models_line
+
+    roles = traj.config.get("models") or {}
+    specs = {role: m["spec"] for role, m in roles.items() if isinstance(m, dict) and m.get("spec")}
+    return models_line(specs) if specs else traj.policy.model
+
+
 def header_rows(traj) -> list[tuple[str, str]]:
     """Return the header of a trajectory: what ran, on what, with which models, and the verdicts."""
-    from aoi.agents.cli import models_line
     from aoi.store.sqlite import episode_success
 
-    specs = {role: m.get("spec") for role, m in (traj.config.get("models") or {}).items() if isinstance(m, dict)}
     inputs, outputs = traj.tokens()
-    rows = [("trajectory", traj.id), ("problem", f"{traj.problem_id} ({traj.task_type}, family {traj.family or '-'}"
-             f", target {traj.target or '-'})"), ("run", f"{traj.backend}, seed {traj.seed}, attempt {traj.attempt}, "
-             f"started {_when(traj.started_at)} UTC, {max(traj.ended_at - traj.started_at, 0):.1f} s"),
-            ("model(s)", models_line(specs) if specs else traj.policy.model),
+    seconds = max(traj.ended_at - traj.started_at, 0)
+    rows = [("trajectory", traj.id),
+            ("problem", f"{traj.problem_id} ({traj.task_type}, family {traj.family or '-'}, "
+                        f"target {traj.target or '-'})"),
+            ("run", f"{traj.backend}, seed {traj.seed}, attempt {traj.attempt}, started {_when(traj.started_at)} UTC, "
+                    f"{seconds:.1f} s"),
+            ("model(s)", _models(traj)),
             ("success", f"parity {_verdict(episode_success(traj.results))}, strict {_verdict(traj.strict_success)}"),
             ("results", json.dumps(traj.results, default=str)), ("model tokens", f"{inputs} in, {outputs} out")]
     return rows + ([("error", traj.error)] if traj.error else [])
