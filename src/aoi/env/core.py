@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from aoi import runtime_dirs
+from aoi.env import submission
 from aoi.env.parser import ParseError, parse
 from aoi.env.prompts import task_prompt
 from aoi.problems.model import Problem
@@ -87,12 +88,14 @@ class Env:
         self.steps = 0
         self.done = False
         self.results: dict | None = None
+        self.solution, self.accepted = None, False  # AIOpsLab's stored solution; whether a submit ended the episode
 
     # --- Gymnasium API ---
     def reset(self) -> str:
         """Start a fresh episode: deploy, inject, start the workload; return the task text."""
         self.backend.start(self.problem)
         self.trace, self.steps, self.done, self.results = [], 0, False, None
+        self.solution, self.accepted = None, False
         self.started_at = self.backend.now()
         self.wall_started = time.monotonic()
         description, instructions, actions = task_prompt(self.problem)
@@ -108,13 +111,14 @@ class Env:
             raise ValueError(f"unknown role {role!r}; use None, 'observer', 'probe' or 'executor'")
         self.steps += 1
         self.trace.append({"role": "assistant", "content": action_text})
-        observation, submitted, solution = self._act(action_text, role)
+        observation, submitted = self._act(action_text, role)
         self.trace.append({"role": "env", "content": observation})
         self.backend.tick(self.seconds_per_step)
         terminated, truncated = submitted, not submitted and self.steps >= self.max_steps
         info = {"steps": self.steps, "role": role, "sim_time": self.backend.now() - self.started_at}
         if terminated or truncated:
-            self.results = self._evaluate(solution if submitted else None)
+            self.accepted = submitted
+            self.results = self._evaluate(self.solution)  # a refused submit's solution stays, as in AIOpsLab
             info["results"] = self.results
             info["wall_seconds"] = round(time.monotonic() - self.wall_started, 3)
             self.done = True
@@ -129,29 +133,39 @@ class Env:
             runtime_dirs.remove(self.workdir)
 
     # --- actions ---
-    def _act(self, action_text: str, role: str | None) -> tuple[str, bool, object]:
-        """Parse and run one action; return (observation, submitted, solution)."""
+    def _act(self, action_text: str, role: str | None) -> tuple[str, bool]:
+        """Parse and run one action; return (observation, submitted)."""
         if not isinstance(action_text, str) or len(action_text) > MAX_ACTION:
             size = f"{len(action_text)} characters" if isinstance(action_text, str) else type(action_text).__name__
-            return (f"Error: an action of {size} is refused (at most {MAX_ACTION} characters of text) — send one short "
-                    "fenced block."), False, None
+            return (f"Error: an action of {size} is refused (at most {MAX_ACTION} characters of text) — send one "
+                    "short fenced block."), False
         try:
             action = parse(action_text)
         except ParseError as exc:
-            return str(exc), False, None
+            return str(exc), False
         if action.api == "submit":
-            if role not in SUBMITTERS:
-                return f"Error: the {role} role cannot submit; only the observer submits.", False, None
-            return SUBMITTED, True, action.args[0] if len(action.args) == 1 else list(action.args)
-        handler = getattr(self, f"_do_{action.api}", None)
+            return self._submit(action.args, action.kwargs, role)
+        return self._run(action.api, action.args, action.kwargs, role), False
+
+    def _submit(self, args: list, kwargs: dict, role: str | None) -> tuple[str, bool]:
+        """Store the solution and end the episode, or answer AIOpsLab's error for arguments its submit refuses."""
+        if role not in SUBMITTERS:
+            return f"Error: the {role} role cannot submit; only the observer submits.", False
+        self.solution = submission.solution(args)  # stored before the call, so a refused submit's stays too
+        refused = submission.refusal(self.problem.task_type, args, kwargs)
+        return (refused, False) if refused else (SUBMITTED, True)
+
+    def _run(self, api: str, args: list, kwargs: dict, role: str | None) -> str:
+        """Run one non-submit action and return its observation."""
+        handler = getattr(self, f"_do_{api}", None)
         if handler is None:
-            return f"Invalid action: {action.api}", False, None
+            return f"Invalid action: {api}"
         try:
-            return handler(*action.args, role=role, **action.kwargs), False, None
+            return handler(*args, role=role, **kwargs)
         except TypeError as exc:  # wrong arguments: answer like AIOpsLab, naming the action
-            return str(exc).replace("Env._do_", "").replace("_do_", ""), False, None
+            return str(exc).replace("Env._do_", "").replace("_do_", "")
         except (ValueError, ArithmeticError) as exc:  # duration="abc" or 1e999: say which argument, never crash
-            return f"Error: invalid argument for {action.api} ({one_line(str(exc))}); pass plain numbers.", False, None
+            return f"Error: invalid argument for {api} ({one_line(str(exc))}); pass plain numbers."
 
     def _do_exec_shell(self, command: str, timeout: int = 30, role=None) -> str:
         limit = min(max(float(timeout), 1.0), MAX_TIMEOUT)  # inf or 1e9 would let a stuck command hold the session
@@ -185,4 +199,4 @@ class Env:
             self.backend.settle()
             mitigation = judge(self.problem, self.backend.admin_kubeconfig())
         duration = self.backend.now() - self.started_at
-        return score(self.problem, solution, self.trace, duration, mitigation)
+        return score(self.problem, solution, self.trace, duration, mitigation, accepted=self.accepted)

@@ -123,10 +123,12 @@ def success_of(task_type: str, results: dict) -> bool:
 
 
 def score(problem: Problem, solution: Any, trace: Iterable, duration: float,
-          mitigation: OracleResult | None = None) -> dict:
+          mitigation: OracleResult | None = None, accepted: bool = True) -> dict:
     """Return AIOpsLab's results for an episode, in its key order, plus `strict_success`.
 
     `mitigation` is `aoi.problems.oracles.judge(...)` for mitigation problems (None when it could not be judged).
+    `accepted` is False when the episode ended without an accepted submit: AIOpsLab still scores the solution a
+    refused submit stored (aoi.env.submission), the strict verdict gives an answer no credit unless it was accepted.
 
     Example:
         >>> from aoi.problems import make
@@ -139,13 +141,13 @@ def score(problem: Problem, solution: Any, trace: Iterable, duration: float,
     common = {TIME_KEYS[problem.task_type]: duration, "steps": steps(trace), "in_tokens": in_tokens(trace),
               "out_tokens": out_tokens(trace)}
     return {**_RESULTS[problem.task_type](problem, solution, common, mitigation), "strict_success": _strict(
-        problem, solution, mitigation)}
+        problem, solution, mitigation, accepted)}
 
 
-def _strict(problem: Problem, solution: Any, mitigation: OracleResult | None) -> bool:
+def _strict(problem: Problem, solution: Any, mitigation: OracleResult | None, accepted: bool) -> bool:
     if problem.task_type == "mitigation":
         return mitigation is not None and mitigation.ok
-    return strict_answer(problem, solution)
+    return accepted and strict_answer(problem, solution)
 
 
 def _detection(problem: Problem, solution: Any, common: dict, mitigation) -> dict:

@@ -19,8 +19,7 @@ BLOCKED = (("kubectl edit", "Error: Cannot use `kubectl edit`. Use `kubectl patc
            ("docker logs -f", "Error: Cannot use `docker logs -f`. Use `docker logs` instead."),
            ("kubectl logs -f", "Error: Cannot use `kubectl logs -f`. Use `kubectl logs` instead."))
 FILTERS = ("grep", "egrep", "fgrep", "head", "tail", "wc", "sort", "uniq", "awk", "cut", "sed", "tr", "jq")
-OUTPUT_CAP = 40_000
-MAX_OUTPUT = 8 * 1024 * 1024  # characters of kubectl output the filters may see (bounds their time)
+MAX_OUTPUT = 8 * 1024 * 1024  # the hard bound: kubectl output beyond it is an error, not an observation
 REFUSED = ("Error: exec_shell runs kubectl, optionally piped into {filters}; shell syntax such as {token!r} is not "
            "available. Run one kubectl command per action; use `kubectl exec POD -- CMD` for commands inside a "
            "container.")
@@ -143,13 +142,5 @@ def exec_shell(command: str, run_kubectl: Callable[[list[str], float], tuple[str
         out, filter_err, code = run_filters(out, pipeline.filters, now)
         err += filter_err
     if code != 0:
-        return f"[ERROR] Docker command execution failed: {cap(err.decode(errors='replace'))}"
-    return cap(out.decode(errors="replace"))
-
-
-def cap(text: str, limit: int = OUTPUT_CAP) -> str:
-    """Cut an oversized output, saying how much was left out and how to narrow the command."""
-    if len(text) <= limit:
-        return text
-    return (text[:limit] + f"\n[output truncated: {len(text) - limit} more characters; narrow the command with -l, "
-            "--field-selector, -o jsonpath, grep or head]")
+        return f"[ERROR] Docker command execution failed: {err.decode(errors='replace')}"
+    return out.decode(errors="replace")  # whole, as AIOpsLab returns it: the agents cap what they read

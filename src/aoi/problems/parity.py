@@ -16,10 +16,34 @@ CRASH_OR_PULL = frozenset({"CrashLoopBackOff", "Error", "ImagePullBackOff", "Err
 
 
 def container_problem(cs, waiting: frozenset[str]) -> str | None:
-    """Judge one container status the way AIOpsLab's if/elif chain does; return what is wrong or None."""
+    """Judge one container status the way AIOpsLab's common if/elif chain does; return what is wrong or None.
+
+    The chain tests `waiting and reason in <list>` as one condition, so a container waiting for another reason
+    (ContainerCreating, PodInitializing) falls through to the readiness test and fails there.
+    """
     state = cs.state
     if state and state.waiting and state.waiting.reason in waiting:
         return f"container {cs.name} is waiting ({state.waiting.reason})"
+    return _terminated_or_unready(cs)
+
+
+def wrong_bin_container_problem(cs) -> str | None:
+    """Judge one container status as wrong_bin_usage's eval does; return what is wrong or None.
+
+    Its chain branches on `waiting` alone (AIOpsLab wrong_bin_usage/wrong_bin_usage.py:173-183): a waiting
+    container fails only for the four listed reasons, and any other waiting reason (ContainerCreating,
+    CreateContainerConfigError) passes without the readiness test.
+    """
+    state = cs.state
+    if state and state.waiting:
+        reason = state.waiting.reason
+        return f"container {cs.name} is waiting ({reason})" if reason in CRASH_OR_PULL else None
+    return _terminated_or_unready(cs)
+
+
+def _terminated_or_unready(cs) -> str | None:
+    """Return the tail of both chains: terminated for a reason other than Completed, or not ready."""
+    state = cs.state
     if state and state.terminated and state.terminated.reason != "Completed":
         return f"container {cs.name} terminated ({state.terminated.reason})"
     if not cs.ready:  # a Completed container that is not ready fails here too, as in AIOpsLab
@@ -27,26 +51,28 @@ def container_problem(cs, waiting: frozenset[str]) -> str | None:
     return None
 
 
-def pods_normal(pods: list, guarded: bool, waiting: frozenset[str] = CRASH) -> list[str]:
+def pods_normal(pods: list, guarded: bool, judge: Callable[[object], str | None] | None = None) -> list[str]:
     """Return AIOpsLab's "all pods normal" verdict, stopping at the first abnormal pod as it does.
 
     `guarded` skips pods without container statuses (Pending, unscheduled). Unguarded variants iterate
     `container_statuses` directly, so in AIOpsLab a Pending pod raises TypeError inside eval and the episode
     ends in an exception instead of a score; we model that as a failed check with a reason saying so.
+    `judge` judges one container status (default: the common chain, CrashLoopBackOff the only waiting reason).
     """
+    judge = judge or (lambda cs: container_problem(cs, CRASH))
     for pod in pods:
         statuses = pod.status.container_statuses
         if statuses is None and not guarded:
             return [f"pod {pod.metadata.name} has no container statuses (phase {pod.status.phase}); AIOpsLab's "
                     f"unguarded check raises TypeError here, counted as a failure"]
-        found = [f"pod {pod.metadata.name}: {why}" for cs in statuses or [] if (why := container_problem(cs, waiting))]
+        found = [f"pod {pod.metadata.name}: {why}" for cs in statuses or [] if (why := judge(cs))]
         if found:
             return found
     return []
 
 
-def _normal(guarded: bool, waiting: frozenset[str] = CRASH) -> Callable[[Cluster, Problem], list[str]]:
-    return lambda cluster, p: pods_normal(cluster.pods(p.namespace), guarded, waiting)
+def _normal(guarded: bool) -> Callable[[Cluster, Problem], list[str]]:
+    return lambda cluster, p: pods_normal(cluster.pods(p.namespace), guarded)
 
 
 def target_port(cluster: Cluster, p: Problem) -> list[str]:
@@ -89,8 +115,8 @@ def wait_ready(cluster: Cluster, p: Problem) -> list[str]:
 
 
 def wrong_bin(cluster: Cluster, p: Problem) -> list[str]:
-    """Check pods normal (unguarded, pull errors count) and every container command holds the target binary."""
-    found = pods_normal(cluster.pods(p.namespace), guarded=False, waiting=CRASH_OR_PULL)
+    """Check pods normal (unguarded, its own waiting rule) and every container command holds the target binary."""
+    found = pods_normal(cluster.pods(p.namespace), guarded=False, judge=wrong_bin_container_problem)
     for box in cluster.deployment(p.namespace, p.target).spec.template.spec.containers:
         if p.target not in (box.command or []):  # list membership, as `"profile" in container.command`
             found.append(f"container {box.name} of deployment {p.target} runs {box.command}, not {p.target}")

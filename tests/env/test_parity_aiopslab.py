@@ -1,0 +1,144 @@
+"""Parity with AIOpsLab's own code (github:microsoft/AIOpsLab at ddf7e40; file:line cited at each test).
+
+Each test states what AIOpsLab's code does and checks that the twin env does the same.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes.client import (V1Container, V1ContainerState, V1ContainerStateRunning, V1ContainerStateTerminated,
+                               V1ContainerStateWaiting, V1ContainerStatus, V1Deployment, V1DeploymentSpec,
+                               V1LabelSelector, V1ObjectMeta, V1Pod, V1PodSpec, V1PodStatus, V1PodTemplateSpec)
+
+from aoi.env import make
+from aoi.env.core import NEXT
+from aoi.problems import make as make_problem
+from aoi.problems import solutions
+from aoi.problems.parity import PARITY
+
+NS = "test-hotel-reservation"
+
+
+@pytest.fixture(scope="module")
+def detection():
+    env = make("wrong_bin_usage-detection-1", max_steps=3)
+    yield env
+    env.close()
+
+
+# --- gap 1: a submit AIOpsLab's signature refuses answers the TypeError and the episode goes on ---
+# orchestrator.py:126-127 stores the solution, :130 calls the task's submit (actions/detection.py:16-18 is a static
+# submit(has_anomaly)), :137-138 answers any exception with str(e), :168-173 only a VALID_SUBMISSION ends the loop.
+
+@pytest.mark.parametrize("problem_id, reply, error", [
+    ("wrong_bin_usage-detection-1", "submit('Yes', 'No')",
+     "DetectionActions.submit() takes 1 positional argument but 2 were given"),
+    ("wrong_bin_usage-detection-1", "submit(answer='Yes')",
+     "DetectionActions.submit() got an unexpected keyword argument 'answer'"),
+    ("wrong_bin_usage-localization-1", "submit()",
+     "LocalizationActions.submit() missing 1 required positional argument: 'faulty_components'"),
+    ("wrong_bin_usage-analysis-1", "submit('Application', 'Misconfiguration')",
+     "AnalysisActions.submit() takes 1 positional argument but 2 were given"),
+    ("wrong_bin_usage-mitigation-1", "submit('done')",
+     "MitigationActions.submit() takes 0 positional arguments but 1 was given"),
+])
+def test_a_refused_submit_answers_the_error_and_the_episode_goes_on(problem_id, reply, error):
+    env = make(problem_id, max_steps=5)
+    try:
+        env.reset()
+        observation, reward, terminated, truncated, info = env.step(f"```\n{reply}\n```")
+        assert observation == f"{error}\n{NEXT}"
+        assert (reward, terminated, truncated, info["steps"]) == (0.0, False, False, 1)
+        observation = env.step(solutions.answer(env.problem))[0]
+        assert observation == "1" and env.done and env.results["steps"] == 2  # the refused submit was charged
+    finally:
+        env.close()
+
+
+def test_wrong_types_are_accepted_and_judged_by_the_eval(detection):
+    # actions/detection.py:28-29 checks nothing; tasks eval judges a non-string as "Invalid Format"
+    detection.reset()
+    observation, _, terminated, _, info = detection.step(solutions.action("submit", ["Yes"]))
+    assert observation == "1" and terminated and info["results"]["Detection Accuracy"] == "Invalid Format"
+
+
+def test_a_refused_submit_leaves_its_solution_for_the_eval(detection):
+    # the solution is stored before submit is called (orchestrator.py:126-127) and eval reads session.solution
+    # after max_steps (orchestrator.py:186-188): a refused submit("Yes", extra=1) still scores "Correct" there.
+    # The strict verdict gives no credit to an answer that was never accepted.
+    detection.reset()
+    assert "unexpected keyword argument 'extra'" in detection.step("```\nsubmit('Yes', extra=1)\n```")[0]
+    detection.step(solutions.shell(f"kubectl get pods -n {NS}"))
+    *_, truncated, info = detection.step(solutions.shell(f"kubectl get deploy -n {NS}"))
+    assert truncated and info["results"]["Detection Accuracy"] == "Correct"
+    assert info["results"]["steps"] == 3 and info["results"]["strict_success"] is False
+
+
+# --- gap 4: exec_shell returns the whole output ---
+# actions/base.py:80-111 returns Shell.exec's text as it is; service/shell.py has no cut.
+
+def test_exec_shell_returns_the_whole_output(detection):
+    detection.reset()
+    done = detection.backend.runners["admin"].run(["get", "pods", "-n", NS, "-o", "yaml"])
+    assert len(done.stdout) > 40_000  # longer than the cut the env used to make
+    observation = detection.step(solutions.shell(f"kubectl get pods -n {NS} -o yaml"))[0]
+    assert observation == done.stdout + "\n" + NEXT
+
+
+# --- gap 3: wrong_bin_usage's own waiting rule ---
+# wrong_bin_usage/wrong_bin_usage.py:172-183 branches on `state.waiting` alone: a waiting container fails only for
+# CrashLoopBackOff, Error, ImagePullBackOff or ErrImagePull, and any other waiting reason is not tested for
+# readiness. The other checks (e.g. revoke_auth/revoke_auth.py:174-202) test `waiting and reason ==
+# "CrashLoopBackOff"` as one condition, so another waiting reason falls through to `not ready` and fails.
+
+class Pods:
+    """A scripted cluster view: the pods and the profile Deployment wrong_bin_usage's eval reads."""
+
+    def __init__(self, waiting: str | None, command: list[str]):
+        state = V1ContainerState(waiting=V1ContainerStateWaiting(reason=waiting)) if waiting else V1ContainerState(
+            running=V1ContainerStateRunning())
+        status = V1ContainerStatus(name="hotel-reserv-profile", image="x", image_id="", ready=not waiting,
+                                   restart_count=0, state=state)
+        self.pod = V1Pod(metadata=V1ObjectMeta(name="profile-1"), status=V1PodStatus(container_statuses=[status]))
+        done = V1ContainerStatus(name="c", image="x", image_id="", ready=False, restart_count=0,
+                                 state=V1ContainerState(terminated=V1ContainerStateTerminated(exit_code=0,
+                                                                                              reason="Completed")))
+        self.job = V1Pod(metadata=V1ObjectMeta(name="wrk2-1"), status=V1PodStatus(container_statuses=[done]))
+        template = V1PodTemplateSpec(spec=V1PodSpec(containers=[V1Container(name="p", command=command)]))
+        selector = V1LabelSelector(match_labels={"io.kompose.service": "profile"})
+        self.dep = V1Deployment(spec=V1DeploymentSpec(selector=selector, template=template))
+
+    def pods(self, namespace):
+        return [self.pod]
+
+    def deployment(self, namespace, name):
+        return self.dep
+
+
+@pytest.mark.parametrize("waiting, wrong_bin_ok, common_ok", [
+    ("ContainerCreating", True, False),
+    ("CreateContainerConfigError", True, False),
+    ("PodInitializing", True, False),
+    ("CrashLoopBackOff", False, False),
+    ("ErrImagePull", False, False),
+    ("ImagePullBackOff", False, False),
+    ("Error", False, False),
+    (None, True, True),
+])
+def test_wrong_bin_usage_judges_waiting_containers_as_aiopslab_does(waiting, wrong_bin_ok, common_ok):
+    problem = make_problem("wrong_bin_usage-mitigation-1")
+    cluster = Pods(waiting, ["profile"])
+    assert (PARITY["wrong_bin"](cluster, problem) == []) is wrong_bin_ok
+    assert (PARITY["pods_normal"](cluster, problem) == []) is common_ok
+
+
+def test_wrong_bin_usage_still_checks_the_command():
+    problem = make_problem("wrong_bin_usage-mitigation-1")
+    assert PARITY["wrong_bin"](Pods("ContainerCreating", ["geo"]), problem)  # wrong_bin_usage.py:197-204
+
+
+def test_a_completed_container_that_is_not_ready_fails_both_chains():
+    # terminated Completed skips the terminated branch, then `not ready` fails (revoke_auth.py:181-189)
+    problem, cluster = make_problem("wrong_bin_usage-mitigation-1"), Pods(None, ["profile"])
+    cluster.pod = cluster.job
+    assert PARITY["wrong_bin"](cluster, problem) and PARITY["pods_normal"](cluster, problem)
