@@ -1,18 +1,20 @@
 """A stand-in for AIOpsLab's Orchestrator that follows its agent contract (reference/aiopslab.md section 1).
 
-The "problem" is one of AOI's twin environments. The loop is AIOpsLab's: the first observation is "Please take the
-next action"; each reply is parsed with AIOpsLab's rules (aoi.env.parser); a parse error answers with its text; a
-submit stores `args[0]` when there is one argument, else the argument list (keyword arguments are dropped) and
-ends the loop; any other action runs in the environment with full rights (role=None; AIOpsLab has no roles) and
-its text plus "\\nPlease take the next action" is the next observation; after submit or max_steps the problem is
-evaluated, with or without a solution.
+The "problem" is one of AOI's twin environments. The loop is AIOpsLab's (aiopslab/orchestrator/orchestrator.py at
+ddf7e40): the first observation is "Please take the next action" (:155); each reply is recorded, then parsed with
+AIOpsLab's rules (aoi.env.parser; :117-121), a parse error answering with its text; a submit stores `args[0]` when
+there is one argument, else the argument list, keyword arguments dropped (:126-127), then calls the task's submit,
+whose TypeError for arguments its signature refuses is the answer (:130-138, aoi.env.submission) and the loop goes
+on; only an accepted submit ends it (:168-169); any other action runs in the environment with full rights
+(role=None; AIOpsLab has no roles) and its text plus "\\nPlease take the next action" is the next observation
+(:173); after submit or max_steps the problem is evaluated with the stored solution, submitted or not (:186-188).
 """
 
 from __future__ import annotations
 
 import time
 
-from aoi.env import make
+from aoi.env import make, submission
 from aoi.env.parser import ParseError, parse
 from aoi.env.scoring import score
 from aoi.problems.oracles import judge
@@ -68,8 +70,8 @@ class StandInOrchestrator:
         except ParseError as exc:
             return str(exc)
         if action.api == "submit":
-            self.solution = action.args[0] if len(action.args) == 1 else action.args
-            return VALID_SUBMISSION
+            self.solution = submission.solution(action.args)
+            return submission.refusal(self.env.problem.task_type, action.args, action.kwargs) or VALID_SUBMISSION
         try:
             observation = self.env.step(reply, role=None)[0]
         except Exception as exc:  # noqa: BLE001 - AIOpsLab answers any exception with its text

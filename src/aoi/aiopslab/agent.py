@@ -32,7 +32,8 @@ class AOIAgent:
     credentials that make the Probe read-only on the twin and on a cluster backend do not exist there. The roles'
     command policy is the only guard: the BridgeEnv applies aoi.safety.gate.check to every exec_shell (the admin
     baseline for the Observer) and lets read_metrics/read_traces name only files AIOpsLab exported, before anything
-    reaches AIOpsLab's shell; the Executor's approval gate and audit log stay on.
+    reaches AIOpsLab's shell (a refused one reaches AIOpsLab as a note its parser rejects: charged, never run); the
+    Executor's approval gate and audit log stay on.
 
     The trajectory is recorded as the team works and returned by `finish(results)` after the episode, with
     AIOpsLab's results; `exchanges` lists every action AIOpsLab played and what it answered.
@@ -93,7 +94,7 @@ class AOIAgent:
 
     @property
     def exchanges(self) -> list[dict]:
-        """Return every action AIOpsLab played, as {role, action, observation}."""
+        """Return every reply AIOpsLab took, as {role, action, sent (what reached it), observation}."""
         return list(self.env.exchanges) if self.env else []
 
     # --- the worker ---

@@ -2,6 +2,7 @@
 
 The runtime calls `step(action, role)` from its worker thread; the action goes out through one queue (get_action
 returns it to AIOpsLab) and the step waits on the other for the next observation AIOpsLab hands to get_action.
+Every step is one reply AIOpsLab records and charges (orchestrator.py:108-109, tasks/base.py:48), refused ones too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALI
 ENDED = ("The orchestrator ended the episode (AIOpsLab took its last step or stopped); nothing more can run. "
          "Finish now.")
 LAST_STEP = "This was the last step AIOpsLab allows; its result is not shown. Finish now."
+REFUSED_NOTE = "[AOI refused this action before it reached AIOpsLab]"
 END = object()  # sentinel: no more actions (worker done) / no more observations (orchestrator done)
 SUBMIT_ARGS = (("has_anomaly", "detection"), ("faulty_components", "localization"), ("analysis", "analysis"))
 
@@ -84,6 +86,24 @@ def _inferred(problem_id: str | None, description: str, apis: dict | None) -> Ta
     return TaskInfo(problem_id or "aiopslab", "mitigation" if "submit()" in submit else "detection")
 
 
+def _parsed(action_text: str) -> ParsedAction | None:
+    """Return the action AIOpsLab's parser rules read, or None (AIOpsLab answers its own parse error)."""
+    try:
+        return parse(action_text)
+    except ParseError:
+        return None
+
+
+def refused_reply(refusal: str) -> str:
+    """Return the note sent to AIOpsLab for a refused action: no fence, so its parser rejects it (a charged step).
+
+    Example:
+        >>> refused_reply("Error: `kubectl delete` is not allowed")
+        "[AOI refused this action before it reached AIOpsLab] Error: 'kubectl delete' is not allowed"
+    """
+    return f"{REFUSED_NOTE} {refusal.replace('`', chr(39))}"
+
+
 class BridgeEnv:
     """Look like an aoi Env to the runtime; every step is one action played by AIOpsLab through two queues."""
 
@@ -96,7 +116,7 @@ class BridgeEnv:
         self.outbox: queue.Queue = queue.Queue()  # actions for get_action to return
         self.inbox: queue.Queue = queue.Queue()  # observations get_action received
         self.steps, self.done, self.results = 0, False, None
-        self.exchanges: list[dict] = []  # {role, action, observation} of every action AIOpsLab played
+        self.exchanges: list[dict] = []  # {role, action, sent, observation} of every reply AIOpsLab took
         self.exports = exports.Exports()  # the files AIOpsLab said it exported: the only ones read_* may name
 
     def reset(self) -> str:
@@ -105,49 +125,58 @@ class BridgeEnv:
         return f"{self.description}\n\n{self.instructions}\n\nAvailable actions:\n\n{docs}"
 
     def step(self, action_text: str, role: str | None = None) -> tuple[str, float, bool, bool, dict]:
-        """Hand one action to AIOpsLab and wait for its observation."""
+        """Hand one reply to AIOpsLab (every reply is a step there) and wait for its observation.
+
+        A reply AOI's policy refuses goes as a note AIOpsLab cannot parse (charged, never run) and the team sees the
+        refusal. A submit waits too: AIOpsLab answers a refused one with its error and goes on; an accepted one
+        ends its loop, and the episode's end (close) answers "1".
+        """
         if self.done:
             raise RuntimeError("the episode is over; AIOpsLab takes no more actions")
-        try:
-            action = parse(action_text)
-        except ParseError as exc:  # never sent: AIOpsLab would only answer with the same error
-            return str(exc), 0.0, False, False, {"steps": self.steps, "role": role, "sent": False}
-        refusal = self.refusal(action, role)
-        if refusal:  # never sent: AIOpsLab runs commands in a real shell with admin rights
-            return refusal, 0.0, False, False, {"steps": self.steps, "role": role, "sent": False}
-        submitted = action.api == "submit"
+        action = _parsed(action_text)
+        refusal = self.refusal(action, role) if action else None
+        sent = refused_reply(refusal) if refusal else action_text
+        submitted = refusal is None and action is not None and action.api == "submit"
+        observation = self._exchange(sent, submitted)
+        accepted = submitted and observation == SUBMITTED
+        self.done = self.done or accepted
+        observation = refusal or observation
+        if action and action.api in ("get_metrics", "get_traces"):
+            self.exports.note(observation)
+        self.exchanges.append({"role": role, "action": action_text, "sent": sent, "observation": observation})
+        info = {"steps": self.steps, "role": role, "sent": refusal is None}
+        if self.done:
+            return observation, 0.0, accepted, not accepted, info
+        return observation + SUFFIX, 0.0, False, False, info
+
+    def _exchange(self, sent: str, submitted: bool) -> str:
+        """Count the step, hand the reply to AIOpsLab and return its answer (none comes after the last step)."""
         self.steps += 1
         last = self.steps >= self.max_steps
-        self.done = submitted or last
-        self.outbox.put(action_text)
-        observation = SUBMITTED if submitted else LAST_STEP if last else self._receive()
-        if action.api in ("get_metrics", "get_traces"):
-            self.exports.note(observation)
-        self.exchanges.append({"role": role, "action": action_text, "observation": observation})
-        info = {"steps": self.steps, "role": role, "sent": True}
-        if self.done:
-            return observation, 0.0, submitted, not submitted, info
-        return observation + SUFFIX, 0.0, False, False, info
+        self.done = last  # before the reply goes: get_action reads it to know whether an answer comes back
+        self.outbox.put(sent)
+        return (SUBMITTED if submitted else LAST_STEP) if last else self._receive(submitted)
 
     def refusal(self, action: ParsedAction, role: str | None) -> str | None:
         """Return why an action may not reach AIOpsLab (the role's command policy, a file it did not export)."""
         if action.api == "exec_shell":
             verdict = gate.check(action.args[0] if action.args else "", role)
-            return None if verdict.allowed else f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): {verdict.reason}"
+            why = f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): {verdict.reason}"
+            return None if verdict.allowed else why
         if action.api in ("read_metrics", "read_traces"):
             path = action.args[0] if action.args else action.kwargs.get("file_path")
             return None if self.exports.allows(path) else exports.REFUSED.replace("read_file", action.api)
         return None
 
-    def _receive(self) -> str:
-        """Wait for AIOpsLab's observation; an ended episode answers ENDED and uses up the step budget."""
+    def _receive(self, submitted: bool = False) -> str:
+        """Wait for AIOpsLab's observation; an ended episode answers ENDED (or "1": it accepted the submit)."""
         try:
             item = self.inbox.get(timeout=self.timeout)
         except queue.Empty:
-            item = END
-        if item is END:
+            item = None
+        if item is END or item is None:
             self.close()
-            return ENDED
+            return SUBMITTED if submitted and item is END else ENDED  # an accepted submit ends AIOpsLab's loop
         return item
 
     def close(self) -> None:

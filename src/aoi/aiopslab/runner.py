@@ -10,6 +10,8 @@ import asyncio
 import importlib.util
 import json
 import os
+import sys
+import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -27,6 +29,12 @@ INSTALL = ("AIOpsLab is not installed in this Python environment. To run AOI ins
 TIKTOKEN = ("importing aiopslab.orchestrator failed ({error}). AIOpsLab fetches tiktoken's cl100k_base at import "
             "time: without internet, set TIKTOKEN_CACHE_DIR to a folder holding that file (see reference/aiopslab.md "
             "2.1), then retry.")
+MISSING_MODULE = ("importing aiopslab.orchestrator failed: the module {module!r} is missing ({error}). Install "
+                  "AIOpsLab's dependencies into this Python environment ({python}): cd AIOpsLab && pip install -e . "
+                  "(or pip install {package}), then retry.")
+OTHER = ("importing aiopslab.orchestrator failed ({error}, raised at {where}). Fix that error (AIOpsLab's "
+         "aiopslab/config.yml, its dependencies or the file named), then retry.")
+NETWORK = ("ConnectionError", "TimeoutError", "URLError", "RequestException", "gaierror", "HTTPError", "SSLError")
 
 
 class AIOpsLabMissing(RuntimeError):
@@ -59,9 +67,39 @@ def orchestrator():
     require_aiopslab()
     try:
         from aiopslab.orchestrator import Orchestrator
-    except Exception as exc:  # noqa: BLE001 - offline tiktoken fetches fail with assorted network errors
-        raise AIOpsLabMissing(TIKTOKEN.format(error=f"{type(exc).__name__}: {exc}")) from exc
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported with its real cause
+        raise AIOpsLabMissing(import_failure(exc)) from exc
     return Orchestrator()
+
+
+def import_failure(exc: BaseException) -> str:
+    """Return what made importing AIOpsLab fail and how to fix it: a missing module, tiktoken's fetch, or the error.
+
+    Example:
+        >>> "the module 'wandb' is missing" in import_failure(ModuleNotFoundError("No module", name="wandb"))
+        True
+    """
+    error = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return MISSING_MODULE.format(module=exc.name, error=error, python=sys.executable,
+                                     package=exc.name.split(".")[0].replace("_", "-"))
+    frames = traceback.extract_tb(exc.__traceback__)
+    if any("tiktoken" in frame.filename for frame in frames) or _network(exc):
+        return TIKTOKEN.format(error=error)
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "import time"
+    return OTHER.format(error=error, where=where)
+
+
+def _network(exc: BaseException) -> bool:
+    """Return whether an exception (or one it chains) is a network failure, as an offline tiktoken fetch raises."""
+    seen = exc
+    for _ in range(8):  # bounded: chains are short, and a cycle must not hang the error path
+        if seen is None:
+            return False
+        if any(klass.__name__ in NETWORK for klass in type(seen).__mro__):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def run_problem(problem_id: str, config: RunConfig, *, models: dict[str, Model] | None = None, attempt: int = 0,
