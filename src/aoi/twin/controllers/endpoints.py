@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aoi.twin.controllers.base import Controller
-from aoi.twin.controllers.endpointslices import service_slices, sync_slices
+from aoi.twin.controllers.endpoints_delta import ServiceState, materialize, port_dicts
+from aoi.twin.controllers.endpointslices import SERVICE_NAME, service_slices, sync_slices
 from aoi.twin.podstatus import is_ready
 from aoi.twin.selectors import map_matches
 
@@ -30,12 +31,17 @@ def resolve_target_port(pod: dict, target) -> int | None:
     return None
 
 
+def serves(selector: dict, pod: dict) -> bool:
+    """Tell whether a selector picks a pod that has an IP and has not finished."""
+    status = pod.get("status", {})
+    return bool(map_matches(selector, pod["metadata"].get("labels")) and status.get("podIP")
+                and status.get("phase") not in ("Succeeded", "Failed"))
+
+
 def backends(twin, svc: dict) -> list[dict]:
     """Return the pods a Service selects that have an IP and are not terminating."""
     selector = svc["spec"].get("selector")
-    return [p for p in twin.list("pods", svc["metadata"]["namespace"])
-            if map_matches(selector, p["metadata"].get("labels")) and p.get("status", {}).get("podIP")
-            and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+    return [p for p in twin.list("pods", svc["metadata"]["namespace"]) if serves(selector, p)]
 
 
 @dataclass(frozen=True)
@@ -76,11 +82,6 @@ def _ports_for(svc: dict, pod: dict) -> tuple:
     return tuple(out)
 
 
-def _port_dicts(ports: tuple) -> list[dict]:
-    """Return Endpoints ports (an unnamed port has no name key)."""
-    return [{**({"name": n} if n else {}), "port": p, "protocol": proto} for n, p, proto in ports]
-
-
 def endpoint_subsets(rows: list[Backend]) -> list[dict]:
     """Group backends (sorted by IP, each serving some port) by port set into Endpoints subsets."""
     groups: dict[tuple, dict] = {}
@@ -90,7 +91,7 @@ def endpoint_subsets(rows: list[Backend]) -> list[dict]:
     subsets = []
     for ports, group in groups.items():
         subset = {k: v for k, v in group.items() if v}
-        subset["ports"] = _port_dicts(ports)
+        subset["ports"] = port_dicts(ports)
         subsets.append(subset)
     return subsets
 
@@ -136,55 +137,118 @@ def slice_groups(rows: list[Backend]) -> dict[tuple, list[dict]]:
 
 
 class EndpointsController(Controller):
-    """Maintain one Endpoints (at most 1,000 addresses) and EndpointSlices of 100 endpoints per selector Service."""
+    """Maintain one Endpoints (at most 1,000 addresses) and EndpointSlices of 100 endpoints per selector Service.
+
+    The first reconcile of a Service, and any after the Service changed or someone else wrote its Endpoints or
+    slices, rebuilds from every pod; the others patch in the pods that changed since (endpoints_delta.py).
+    """
 
     name = "endpoints"
-    watches = ("services", "pods")
+    watches = ("services", "pods", "endpoints", "endpointslices")
+    capacity = MAX_ENDPOINTS_ADDRESSES  # addresses one Endpoints holds before it is cut
 
     def __init__(self):
-        self._rows: dict[tuple, tuple] = {}  # service key -> (service rv, {pod uid: (pod rv, Backend)})
+        self._states: dict[tuple, ServiceState] = {}  # service key -> what the last reconcile left
+        self._writing = False  # the store changes during a reconcile are this controller's own
 
     def __deepcopy__(self, memo) -> "EndpointsController":
-        """Copy without the memo of backends: a clone rebuilds it on demand, cheaper than copying it."""
+        """Copy without the per-Service states: a clone rebuilds them on demand, cheaper than copying them."""
         return type(self)()
 
     def keys_for(self, twin, kind, res, obj):
         if res.kind == "Service":
             return super().keys_for(twin, kind, res, obj)
-        ns = obj["metadata"]["namespace"]
-        labels = obj["metadata"].get("labels")
-        return [(ns, s["metadata"]["name"]) for s in twin.list("services", ns)
-                if map_matches(s["spec"].get("selector"), labels)]
+        meta = obj["metadata"]
+        if res.kind != "Pod":
+            if not self._writing:  # written by someone else: the state no longer knows what is stored
+                owner = meta["name"] if res.kind == "Endpoints" else (meta.get("labels") or {}).get(SERVICE_NAME)
+                self._states.pop((meta["namespace"], owner), None)
+            return []
+        return self._pod_keys(twin, meta)
+
+    def _pod_keys(self, twin, meta: dict) -> list[tuple]:
+        """Return the Services selecting a pod; mark it dirty in those and in any that held it."""
+        ns, labels, keys = meta["namespace"], meta.get("labels"), []
+        for s in twin.list("services", ns):
+            key = (ns, s["metadata"]["name"])
+            selected = map_matches(s["spec"].get("selector"), labels)
+            if selected:
+                keys.append(key)
+            state = self._states.get(key)
+            if state is not None and (selected or meta["uid"] in state.rows):
+                state.pending[meta["uid"]] = meta["name"]
+        return keys
 
     def reconcile(self, twin, key):
+        self._writing = True
+        try:
+            self._reconcile(twin, key)
+        finally:
+            self._writing = False
+
+    def _reconcile(self, twin, key) -> None:
+        """Rebuild or patch one Service's Endpoints and slices."""
         svc = twin.get("services", *key)
         if svc is None:
-            self._rows.pop(key, None)
+            self._states.pop(key, None)
             self._drop(twin, key)
             return
         if not svc["spec"].get("selector"):
             return
-        rows = self._backends(twin, svc, key)
-        self._endpoints(twin, svc, endpoint_subsets(rows))
-        sync_slices(twin, svc, slice_groups(rows))
+        state = self._states.get(key)
+        if state is None or state.svc_rv != svc["metadata"].get("resourceVersion") or not self._patch(twin, svc, state):
+            self._rebuild(twin, svc, key)
 
-    def _backends(self, twin, svc: dict, key) -> list[Backend]:
-        """Return the Service's serving backends sorted by IP, reusing rows of pods unchanged since last time.
+    def _rebuild(self, twin, svc: dict, key) -> None:
+        """Write the Endpoints and slices from every pod, then remember the result."""
+        memo = self._backends(twin, svc, key)
+        rows = sorted((row for _, row in memo.values() if row.ports), key=lambda row: row.ip)
+        subsets = endpoint_subsets(rows)
+        self._endpoints(twin, svc, subsets, truncate_subsets(subsets, self.capacity))
+        sync_slices(twin, svc, slice_groups(rows))
+        self._states[key] = ServiceState(svc["metadata"].get("resourceVersion"), memo, service_slices(twin, *key))
+
+    def _patch(self, twin, svc: dict, state: ServiceState) -> bool:
+        """Apply the pods changed since the last reconcile; False when the slices need a full sync."""
+        changed = self._reread(twin, svc, state)
+        order = state.order()
+        subsets = state.subsets(order)
+        truncated = truncate_subsets(subsets, self.capacity)
+        if not state.endpoints_unchanged(subsets, truncated):
+            self._endpoints(twin, svc, materialize(subsets), truncated)
+        return state.patch_slices(twin, svc, changed, order)
+
+    def _reread(self, twin, svc: dict, state: ServiceState) -> dict:
+        """Refresh the dirty pods' rows; return {pod uid: (old Backend, new Backend)} for those that changed."""
+        changed, ns, selector = {}, svc["metadata"]["namespace"], svc["spec"]["selector"]
+        for uid, name in state.pending.items():
+            pod, old = twin.get("pods", ns, name), state.rows.get(uid)
+            new = None
+            if pod is not None and pod["metadata"]["uid"] == uid and serves(selector, pod):
+                rv = pod["metadata"].get("resourceVersion")
+                new = old if old and old[0] == rv else (rv, backend(svc, pod))
+            if new is not old:
+                state.replace(uid, old, new)
+                changed[uid] = (old and old[1], new and new[1])
+        state.pending.clear()
+        return changed
+
+    def _backends(self, twin, svc: dict, key) -> dict[str, tuple]:
+        """Return {pod uid: (pod resourceVersion, Backend)} of the Service's pods, reusing unchanged pods' rows.
 
         A pod's row changes only with the pod or the Service, so a Service of n pods costs n lookups per
-        reconcile rather than n port resolutions and readiness checks.
+        rebuild rather than n port resolutions and readiness checks.
         """
         svc_rv = svc["metadata"].get("resourceVersion")
-        old_rv, old = self._rows.get(key, (None, {}))
-        memo = old if old_rv == svc_rv else {}
+        state = self._states.get(key)
+        memo = state.rows if state is not None and state.svc_rv == svc_rv else {}
         rows = {}
         for pod in backends(twin, svc):
             meta = pod["metadata"]
             hit = memo.get(meta["uid"])
             rows[meta["uid"]] = hit if hit and hit[0] == meta.get("resourceVersion") else (
                 meta.get("resourceVersion"), backend(svc, pod))
-        self._rows[key] = (svc_rv, rows)
-        return sorted((row for _, row in rows.values() if row.ports), key=lambda row: row.ip)
+        return rows
 
     def _drop(self, twin, key) -> None:
         """Remove what a deleted Service left behind."""
@@ -193,10 +257,9 @@ class EndpointsController(Controller):
         for s in service_slices(twin, *key):
             twin.store.delete(twin.resource("endpointslices"), key[0], s["metadata"]["name"])
 
-    def _endpoints(self, twin, svc: dict, subsets: list[dict]) -> None:
-        """Create or update the Endpoints object when its subsets (or their truncation) changed."""
+    def _endpoints(self, twin, svc: dict, subsets: list[dict], truncated: bool) -> None:
+        """Create or update the Endpoints object when its (truncated) subsets or the truncation changed."""
         ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
-        truncated = truncate_subsets(subsets)
         ep = twin.get("endpoints", ns, name)
         if ep is None:
             ep = {"apiVersion": "v1", "kind": "Endpoints",

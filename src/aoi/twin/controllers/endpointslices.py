@@ -42,7 +42,7 @@ def sync_slices(twin, svc: dict, groups: dict[Ports, list[dict]]) -> None:
     slices = service_slices(twin, ns, name)
     by_ports: dict[Ports, list[dict]] = {}
     for s in slices:
-        by_ports.setdefault(_ports_key(s), []).append(s)
+        by_ports.setdefault(ports_key(s), []).append(s)
     spare = [s for ports, ss in by_ports.items() if ports not in groups for s in ss]  # reusable for new ports
     plan: list[tuple[dict | None, Ports, list[dict]]] = []
     for ports, endpoints in groups.items():
@@ -53,7 +53,8 @@ def sync_slices(twin, svc: dict, groups: dict[Ports, list[dict]]) -> None:
     _apply(twin, svc, slices, plan)
 
 
-def _ports_key(s: dict) -> Ports:
+def ports_key(s: dict) -> Ports:
+    """Return the (name, port, protocol) triples a slice serves."""
     return tuple((p.get("name", ""), p.get("port"), p.get("protocol", "TCP")) for p in s.get("ports") or [])
 
 
@@ -87,28 +88,28 @@ def _apply(twin, svc: dict, slices: list[dict], plan: list) -> None:
     used = set()
     for s, ports, group in plan:
         if group or placeholder:
-            body = _body(ports, group)
-            _write(twin, svc, s, body)
+            body = slice_body(ports, group)
+            write_slice(twin, svc, s, body)
             used.add(id(s))
     for s in slices:
         if id(s) not in used:
             twin.store.delete(twin.resource("endpointslices"), s["metadata"]["namespace"], s["metadata"]["name"])
 
 
-def _body(ports: Ports, group: list[dict]) -> dict:
+def slice_body(ports: Ports, group: list[dict]) -> dict:
     """Return a slice's addressType, endpoints (sorted by IP) and ports; ports carry a name, "" when unnamed."""
     endpoints = sorted(group, key=lambda e: e["addresses"][0])
     return {"addressType": "IPv4", "endpoints": endpoints or None,
             "ports": [{"name": n, "port": p, "protocol": proto} for n, p, proto in ports] or None}
 
 
-def _write(twin, svc: dict, existing: dict | None, body: dict) -> None:
-    """Create a slice, or update one whose body differs."""
+def write_slice(twin, svc: dict, existing: dict | None, body: dict) -> str:
+    """Create a slice, or update one whose body differs; return its name."""
     if existing is not None:
         if any(existing.get(k) != v for k, v in body.items()):
             existing.update(body)
             twin.update("endpointslices", existing)
-        return
+        return existing["metadata"]["name"]
     ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
     labels = dict(svc["metadata"].get("labels") or {})
     labels.update({SERVICE_NAME: name, MANAGED_BY: CONTROLLER_NAME})
@@ -116,3 +117,4 @@ def _write(twin, svc: dict, existing: dict | None, body: dict) -> None:
            "metadata": {"name": f"{name}-{twin.ids.suffix()}", "generateName": f"{name}-", "namespace": ns,
                         "labels": labels, "ownerReferences": [controller_ref(svc)]}, **body}
     twin.store.create(twin.resource("endpointslices"), obj)
+    return obj["metadata"]["name"]
