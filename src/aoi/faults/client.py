@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Callable, Iterator
 
 from kubernetes import client, config, watch
@@ -49,7 +50,11 @@ class Kube:
         Example:
             >>> kube = Kube.from_kubeconfig("/tmp/kubeconfigs/admin.yaml")  # doctest: +SKIP
         """
+        text = Path(path).read_text()
         with _CONFIG_LOCK:  # the client writes its CA file after naming it: serialise loads across threads
+            if text.lstrip().startswith("{"):  # JSON (the twin writes it): skip the YAML parser, the slow part here
+                return cls(config.new_client_from_config_dict(json.loads(text), context=context,
+                                                              temp_file_path=str(Path(path).parent)), clock)
             return cls(config.new_client_from_config(config_file=str(path), context=context), clock)
 
     # --- plain-dict calls ---
@@ -76,8 +81,10 @@ class Kube:
             raise ValueError(f"unknown patch kind {kind!r}; choose one of: {', '.join(PATCH_TYPES)}")
         with _CONFIG_LOCK:
             if kind not in self._patchers:
-                self._patchers[kind] = client.ApiClient(self.api_client.configuration, header_name="Content-Type",
-                                                        header_value=PATCH_TYPES[kind])
+                patcher = client.ApiClient(self.api_client.configuration, header_name="Content-Type",
+                                           header_value=PATCH_TYPES[kind])
+                patcher.rest_client = self.api_client.rest_client  # reuse the open connection: no second handshake
+                self._patchers[kind] = patcher
             return self._patchers[kind]
 
     def service(self, namespace: str, name: str) -> dict:

@@ -14,6 +14,8 @@ GENERIC_ERRORS = {
     "failed": ["error", "client", "{callee} {operation} failed: {detail}"],
 }
 
+PLACEHOLDER = re.compile(r"\{(\w+)\}")  # compiled once: every failed request renders an error line
+
 
 @dataclass
 class FlagEffect:
@@ -82,7 +84,7 @@ def error_template(app: App, program: str | None, kind: str) -> list:
 def render(template: list, fields: dict) -> tuple[str, str, str]:
     """Fill a template's placeholders (missing ones stay empty)."""
     safe = {k: ("" if v is None else v) for k, v in fields.items()}
-    fill = lambda text: re.sub(r"\{(\w+)\}", lambda m: str(safe.get(m.group(1), "")), str(text))  # noqa: E731
+    fill = lambda text: PLACEHOLDER.sub(lambda m: str(safe.get(m.group(1), "")), str(text))  # noqa: E731
     level, source, message = template
     return level, fill(source), fill(message)
 

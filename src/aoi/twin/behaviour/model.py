@@ -70,6 +70,14 @@ class Behaviour:
         finally:
             self.still = None
 
+    def held(self, key: tuple, compute):
+        """Return compute(), computed once per stretch of holding still (every time outside one)."""
+        if self.still is None:
+            return compute()
+        if key not in self.still:
+            self.still[key] = compute()
+        return self.still[key]
+
     # --- what is running ---
     def process(self, pod: dict, container: str) -> Process | None:
         """Return the process of a container, if it was booted by this model."""
@@ -107,7 +115,7 @@ class Behaviour:
         if chaos is None:
             return False, 0.0
         lost, delay = False, 0.0
-        for fault in chaos.active(self.twin.clock.now()):
+        for fault in self.held(("chaos",), lambda: chaos.active(self.twin.clock.now())):
             if fault.namespace == pod["metadata"]["namespace"] and pod["metadata"]["name"] in fault.pod_names:
                 if fault.action == "loss" and self.rng.random() * 100 < fault.loss_percent:
                     lost = True
@@ -176,8 +184,10 @@ class Behaviour:
         return self.engine.request(app, pod, self.component_of(pod) or "", route["operation"], t, sample)
 
     def flag_effect(self, app: App, component: str, operation: str | None = None) -> effects.FlagEffect:
-        """Return what the flags flagd loaded do to a component's operation."""
-        return effects.flag_effect(self.flags.get(app.namespace or "", {}), app, component, operation)
+        """Return what the flags flagd loaded do to a component's operation (shared: callers must not change it)."""
+        flags = self.flags.get(app.namespace or "", {})  # they change only when flagd reloads, between batches
+        return self.held(("flag", app.namespace, component, operation),
+                         lambda: effects.flag_effect(flags, app, component, operation))
 
     def mongo_access_problem(self, app: App, component: str, reach) -> str:
         """Return why a component cannot use a MongoDB ("" when it can)."""

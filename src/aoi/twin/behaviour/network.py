@@ -65,24 +65,38 @@ def _memo(memo: dict | None, key: tuple, compute):
     return memo[key]
 
 
-def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0) -> Reach:
-    """Open host:port from a pod in `namespace`; `pick` chooses among ready backends deterministically."""
-    memo = behaviour.still
-    svc = _memo(memo, ("service", namespace, host), lambda: find_service(twin, namespace, host))
+def _route(twin, namespace: str, host: str, port: int) -> tuple[dict | None, dict | None, str, list[dict]]:
+    """Return (Service, its port entry, the address dialled, ready backends) for host:port from `namespace`."""
+    svc = find_service(twin, namespace, host)
     if svc is None:
-        return Reach(False, "unresolved")
+        return None, None, "", []
     address = f"{svc['spec'].get('clusterIP')}:{port}"
     entry = _service_port(svc, port)
+    return svc, entry, address, (_ready_backends(twin, svc) if entry is not None else [])
+
+
+def _landing(behaviour, pod: dict, target_port) -> tuple[int | None, bool]:
+    """Return (the pod port a Service targetPort resolves to, whether a process of the pod listens there)."""
+    target = resolve_target_port(pod, target_port)
+    return target, target is not None and target in behaviour.listening_ports(pod)
+
+
+def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0) -> Reach:
+    """Open host:port from a pod in `namespace`; `pick` chooses among ready backends deterministically."""
+    memo = behaviour.still  # a request batch asks the same few routes thousands of times: one lookup each
+    svc, entry, address, backends = _memo(memo, ("route", namespace, host, port),
+                                          lambda: _route(twin, namespace, host, port))
+    if svc is None:
+        return Reach(False, "unresolved")
     if entry is None:
         return Reach(False, "timeout", svc, address=address)
-    backends = _memo(memo, ("backends", svc["metadata"]["namespace"], svc["metadata"]["name"]),
-                     lambda: _ready_backends(twin, svc))
     if not backends:
         return Reach(False, "refused", svc, address=address)
     pod = backends[pick % len(backends)]
-    target = resolve_target_port(pod, entry.get("targetPort", port))
-    if target is None or target not in _memo(memo, ("ports", pod["metadata"]["uid"]),
-                                             lambda: behaviour.listening_ports(pod)):
+    target_port = entry.get("targetPort", port)
+    target, open_ = _memo(memo, ("landing", pod["metadata"]["uid"], target_port),
+                          lambda: _landing(behaviour, pod, target_port))
+    if not open_:
         return Reach(False, "refused", svc, pod, target or 0, address=address)
     lost, delay = behaviour.chaos_effect(pod, pick)
     if lost:

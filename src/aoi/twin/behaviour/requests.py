@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from aoi.twin.behaviour.network import Reach, connect
@@ -35,6 +36,7 @@ class Outcome:
     detail: str = ""
 
 
+@functools.lru_cache(maxsize=1024)  # a handful of call-graph edges, split thousands of times per batch
 def parse_call(text: str) -> tuple[str, str, bool]:
     """Split 'component:operation?' into (component, operation, optional)."""
     optional = text.endswith("?")
