@@ -1,0 +1,57 @@
+"""Print expert episodes per hour over every twin problem (k=1) with 1 and with 2 process workers, the way
+`aoi eval --problems all -k 1 --model expert --workers N` runs them, plus the load average around each run.
+
+Each run starts fresh worker processes, so the figure includes worker start-up and each worker's base twin builds.
+Run: python benchmarks/episodes.py [--workers 1,2] [--repeat N] [--problems N]
+Before/after: PYTHONPATH=<other tree>/src python benchmarks/episodes.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+from rich.console import Console
+
+from aoi.config import load_config
+from aoi.evaluate.runner import run_eval
+from aoi.evaluate.select import select
+
+
+def episodes_per_hour(pairs: list, workers: int) -> tuple[float, float, float]:
+    """Run the expert once over `pairs` in a fresh directory; return (episodes/hour, strict success, wall seconds)."""
+    config = load_config(overrides={"model": "expert"}, environ={})
+    out = tempfile.mkdtemp(prefix=f"aoi-episodes-w{workers}-")
+    started = time.monotonic()
+    summary = run_eval(pairs, 1, workers, config, out, executor="process", console=Console(quiet=True))
+    wall = time.monotonic() - started
+    return summary.overall["episodes"] * 3600 / wall, summary.overall["strict_avg_at_k"], wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per worker count (the median is printed)")
+    parser.add_argument("--problems", type=int, default=0, help="use every Nth problem's share (0: all)")
+    args = parser.parse_args()
+    pairs, _ = select("all")
+    if args.problems:
+        pairs = pairs[::max(1, len(pairs) // args.problems)][:args.problems]
+    for workers in (int(w) for w in args.workers.split(",")):
+        rates, loads = [], []
+        for _ in range(args.repeat):
+            before = os.getloadavg()[0]
+            rate, strict, wall = episodes_per_hour(pairs, workers)
+            rates.append(rate)
+            loads.append(f"{before:.1f}->{os.getloadavg()[0]:.1f}")
+            print(f"  workers={workers} {len(pairs)} episodes in {wall:.1f} s: {rate:.0f} episodes/h, "
+                  f"strict {strict:.0%} [load {loads[-1]}]", flush=True)
+        print(f"workers={workers}: median {statistics.median(rates):.0f} episodes/h over {len(rates)} runs "
+              f"(target >= 10,000/h with 2 workers)")
+
+
+if __name__ == "__main__":
+    main()
