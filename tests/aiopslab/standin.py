@@ -17,7 +17,7 @@ import time
 from aoi.env import make, submission
 from aoi.env.parser import ParseError, parse
 from aoi.env.scoring import score
-from aoi.problems.oracles import judge
+from aoi.env.verdict import judge_mitigation
 
 NEXT = "Please take the next action"
 VALID_SUBMISSION = "1"  # SubmissionStatus.VALID_SUBMISSION as AIOpsLab's session records it
@@ -83,9 +83,8 @@ class StandInOrchestrator:
         return env_text + "\n" + NEXT
 
     def evaluate(self, solution, history: list[dict], duration: float) -> dict:
-        """Score like problem.eval: AIOpsLab's keys; mitigation judged on the live cluster after it settles."""
+        """Score like problem.eval right after the loop (orchestrator.py:183-188), its waits only (aoi.env.verdict)."""
         problem, mitigation = self.env.problem, None
         if problem.task_type == "mitigation":
-            self.env.backend.settle()
-            mitigation = judge(problem, self.env.backend.admin_kubeconfig())
+            mitigation = judge_mitigation(problem, self.env.backend)[0]
         return score(problem, solution, history, duration, mitigation)

@@ -5,6 +5,8 @@ Each test states what AIOpsLab's code does and checks that the twin env does the
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kubernetes.client import (V1Container, V1ContainerState, V1ContainerStateRunning, V1ContainerStateTerminated,
                                V1ContainerStateWaiting, V1ContainerStatus, V1Deployment, V1DeploymentSpec,
@@ -142,3 +144,63 @@ def test_a_completed_container_that_is_not_ready_fails_both_chains():
     problem, cluster = make_problem("wrong_bin_usage-mitigation-1"), Pods(None, ["profile"])
     cluster.pod = cluster.job
     assert PARITY["wrong_bin"](cluster, problem) and PARITY["pods_normal"](cluster, problem)
+
+
+# --- gap 2: the mitigation verdict at AIOpsLab's time ---
+# orchestrator.py:183-188 ends the session, then calls eval at once; misconfig_app's eval polls
+# kubectl.wait_for_ready(ns, sleep=5, max_wait=60) (misconfig_app_hotel_res.py:171): list pods, succeed when every pod
+# is Succeeded or has all containers ready (kubectl.py:102-112, :127-135), else sleep 5 s; give up after 60 s
+# (:123-143). The other mitigation evals read the cluster once (e.g. scale_pod_social_net.py:182-222).
+
+def aiopslab_poll(env) -> int | None:
+    """Replay wait_for_ready by hand on the twin's clock; return the poll that saw every pod ready, or None."""
+    for poll in range(12):  # wait = 0, 5, ..., 55 < 60
+        done = env.backend.runners["admin"].run(["get", "pods", "-n", env.problem.namespace, "-o", "json"])
+        pods = json.loads(done.stdout)["items"]
+        if pods and all(p["status"].get("phase") == "Succeeded" or (p["status"].get("containerStatuses") and all(
+                c["ready"] for c in p["status"]["containerStatuses"])) for p in pods):
+            return poll
+        env.backend.wait(5.0)
+    return None
+
+
+def play_until_submit(problem_id: str, actions: list[str], seconds_per_step: float = 15.0):
+    """Play the actions on a fresh env (seed 0); return it, ready for the verdict or a submit."""
+    env = make(problem_id, seed=0)
+    env.seconds_per_step = seconds_per_step
+    env.reset()
+    for text in actions:
+        env.step(text)
+    return env
+
+
+def test_a_crash_looping_non_fix_is_judged_by_aiopslabs_polls_and_fails_strictly():
+    restart = [solutions.shell(f"kubectl delete pod -n {NS} -l io.kompose.service=geo")]  # geo:app3 stays
+    by_hand = play_until_submit("misconfig_app_hotel_res-mitigation-1", restart + [solutions.action("submit")])
+    env = play_until_submit("misconfig_app_hotel_res-mitigation-1", restart)
+    try:
+        env.backend.tick(env.seconds_per_step)  # the submit's step, as env.step ticks before the verdict
+        poll = aiopslab_poll(env)
+    finally:
+        env.close()
+    results = by_hand.results
+    by_hand.close()
+    assert poll is not None and poll > 0  # geo crash-loops: a later poll caught it ready, the first did not
+    assert results["success"] is True  # AIOpsLab's verdict at that moment, hole included
+    assert results["strict_success"] is False  # the image is still geo:app3 and geo keeps crashing
+    assert results["strict_settle_seconds"] >= 5.0 * poll
+
+
+def test_a_verdict_that_reads_once_reads_at_the_moment_the_episode_ends():
+    scale = [solutions.shell("kubectl scale deployment/user-service -n test-social-network --replicas=1")]
+    env = play_until_submit("scale_pod_zero_social_net-mitigation-1", scale, seconds_per_step=0.0)
+    try:
+        available = env.step(solutions.shell("kubectl get deploy user-service -n test-social-network -o "
+                                             "jsonpath={.status.availableReplicas}"))[0]
+        *_, info = env.step(solutions.action("submit"))
+    finally:
+        env.close()
+    assert available == "\n" + NEXT  # no replica available yet at that moment: scale_pod_social_net.py:191 fails it
+    results = info["results"]
+    assert results["success"] is False and results["strict_success"] is True and results["strict_settle_seconds"] > 0
+    assert results["TTM"] == info["sim_time"]  # the verdicts' waits are not the agent's time (orchestrator.py:183)

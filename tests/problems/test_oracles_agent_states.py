@@ -165,8 +165,8 @@ def test_submit_after_a_hostile_change_gives_a_verdict(envs, problem_id, change)
     _, _, terminated, _, info = env.step(action("submit"))
     results = info["results"]
     assert terminated and isinstance(results["success"], bool) and isinstance(results["strict_success"], bool)
-    verdict = judge(problem, env.backend.admin_kubeconfig())  # the same state, judged again: same verdict
-    assert (verdict.ok, verdict.parity) == (results["strict_success"], results["success"])
+    verdict = judge(problem, env.backend.admin_kubeconfig())  # the state the strict verdict saw, judged again
+    assert verdict.ok == results["strict_success"]  # AIOpsLab's verdict came earlier, at the episode's end
     assert verdict.ok or (verdict.reasons and all(isinstance(r, str) and r for r in verdict.reasons))
 
 

@@ -190,13 +190,13 @@ class Env:
 
     # --- scoring ---
     def _evaluate(self, solution) -> dict:
-        """Judge the episode with AIOpsLab's rules plus the strict verdict."""
+        """Judge the episode with AIOpsLab's rules plus the strict verdict (mitigation: aoi.env.verdict's timing)."""
         from aoi.env.scoring import score
-        from aoi.problems.oracles import judge
+        from aoi.env.verdict import judge_mitigation
 
-        mitigation = None
-        if self.problem.task_type == "mitigation":
-            self.backend.settle()
-            mitigation = judge(self.problem, self.backend.admin_kubeconfig())
-        duration = self.backend.now() - self.started_at
-        return score(self.problem, solution, self.trace, duration, mitigation, accepted=self.accepted)
+        duration = self.backend.now() - self.started_at  # AIOpsLab ends the session before its eval runs
+        if self.problem.task_type != "mitigation":
+            return score(self.problem, solution, self.trace, duration, accepted=self.accepted)
+        mitigation, settled = judge_mitigation(self.problem, self.backend)
+        results = score(self.problem, solution, self.trace, duration, mitigation, accepted=self.accepted)
+        return {**results, "strict_settle_seconds": settled}

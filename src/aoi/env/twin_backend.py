@@ -21,7 +21,7 @@ from aoi.twin.serving import serve, write_kubeconfigs
 INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward (namespace deletion, rollouts)
 AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
 FIRST_LOOK = 30.0  # simulated seconds between the workload's start and the agent's first action
-SETTLE_LIMIT = 120.0  # simulated seconds allowed for the system to settle before mitigation is judged
+SETTLE_LIMIT = 120.0  # simulated seconds the system may settle before the strict mitigation verdict
 ROLES = {None: "admin", "observer": "admin", "admin": "admin", "probe": "probe", "executor": "executor"}
 
 
@@ -88,8 +88,12 @@ class TwinBackend:
         """Let simulated time pass (each action costs some)."""
         self.twin.advance(seconds)
 
+    def wait(self, seconds: float) -> None:
+        """Let simulated time pass while a verdict waits (AIOpsLab's polls sleep)."""
+        self.twin.advance(seconds)
+
     def settle(self) -> None:
-        """Let the system settle (bounded), as AIOpsLab waits for readiness before judging mitigation."""
+        """Let the system settle (bounded: SETTLE_LIMIT) before the strict verdict; AIOpsLab's own does not wait."""
         from aoi.twin.podstatus import is_ready
 
         end = self.now() + SETTLE_LIMIT

@@ -11,6 +11,10 @@ from typing import Callable
 from aoi.problems.cluster import Cluster
 from aoi.problems.model import Problem
 
+# The checks AIOpsLab polls instead of reading once: (sleep, max_wait) seconds. Only misconfig_app's eval waits
+# (misconfig_app_hotel_res.py:171 calls kubectl.wait_for_ready(ns, sleep=5, max_wait=60), kubectl.py:114-143);
+# every other mitigation eval reads the cluster once, at once (aoi.env.verdict applies both).
+POLLS = {"wait_ready": (5.0, 60.0)}
 CRASH = frozenset({"CrashLoopBackOff"})
 CRASH_OR_PULL = frozenset({"CrashLoopBackOff", "Error", "ImagePullBackOff", "ErrImagePull"})  # wrong_bin_usage
 
@@ -105,7 +109,7 @@ def assign_node(cluster: Cluster, p: Problem) -> list[str]:
 
 
 def wait_ready(cluster: Cluster, p: Problem) -> list[str]:
-    """Check every pod is Ready or Succeeded (AIOpsLab polls this for up to 60 s; callers settle first)."""
+    """Check every pod is Ready or Succeeded (one poll of AIOpsLab's wait_for_ready; POLLS says how it repeats)."""
     pods = cluster.pods(p.namespace)
     if not pods:
         return [f"namespace {p.namespace} has no pods"]
