@@ -1,5 +1,6 @@
 """Print expert episodes per hour over every twin problem (k=1) with 1 and with 2 process workers, the way
-`aoi eval --problems all -k 1 --model expert --workers N` runs them, plus the load average around each run.
+`aoi eval --problems all -k 1 --model expert --workers N` runs them, plus the CPU seconds per episode (all processes:
+the eval, its workers and the kubectl runs) and the load average around each run.
 
 Each run starts fresh worker processes, so the figure includes worker start-up and each worker's base twin builds.
 Run: python benchmarks/episodes.py [--workers 1,2] [--repeat N] [--problems N]
@@ -21,14 +22,22 @@ from aoi.evaluate.runner import run_eval
 from aoi.evaluate.select import select
 
 
-def episodes_per_hour(pairs: list, workers: int) -> tuple[float, float, float]:
-    """Run the expert once over `pairs` in a fresh directory; return (episodes/hour, strict success, wall seconds)."""
+def cpu_seconds() -> float:
+    """Return the CPU time of this process and its reaped children (workers, and the kubectl runs they reaped)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def episodes_per_hour(pairs: list, workers: int) -> tuple[float, float, float, float]:
+    """Run the expert once over `pairs` in a fresh directory; return (episodes/hour, strict success, wall seconds,
+    CPU seconds per episode, all processes together)."""
     config = load_config(overrides={"model": "expert"}, environ={})
     out = tempfile.mkdtemp(prefix=f"aoi-episodes-w{workers}-")
-    started = time.monotonic()
+    started, cpu = time.monotonic(), cpu_seconds()
     summary = run_eval(pairs, 1, workers, config, out, executor="process", console=Console(quiet=True))
-    wall = time.monotonic() - started
-    return summary.overall["episodes"] * 3600 / wall, summary.overall["strict_avg_at_k"], wall
+    wall, cpu = time.monotonic() - started, cpu_seconds() - cpu  # the pool has joined its workers: all reaped
+    episodes = summary.overall["episodes"]
+    return episodes * 3600 / wall, summary.overall["strict_avg_at_k"], wall, cpu / episodes
 
 
 def main() -> None:
@@ -41,16 +50,20 @@ def main() -> None:
     if args.problems:
         pairs = pairs[::max(1, len(pairs) // args.problems)][:args.problems]
     for workers in (int(w) for w in args.workers.split(",")):
-        rates, loads = [], []
+        rates, cpus, loads = [], [], []
         for _ in range(args.repeat):
             before = os.getloadavg()[0]
-            rate, strict, wall = episodes_per_hour(pairs, workers)
+            rate, strict, wall, cpu = episodes_per_hour(pairs, workers)
             rates.append(rate)
+            cpus.append(cpu)
             loads.append(f"{before:.1f}->{os.getloadavg()[0]:.1f}")
             print(f"  workers={workers} {len(pairs)} episodes in {wall:.1f} s: {rate:.0f} episodes/h, "
-                  f"strict {strict:.0%} [load {loads[-1]}]", flush=True)
+                  f"{cpu:.2f} CPU s/episode, strict {strict:.0%} [load {loads[-1]}]", flush=True)
+        # CPU per episode hardly depends on others' load; it bounds what N idle cores could do
+        bound = min(workers, os.cpu_count() or 1) * 3600 / statistics.median(cpus)
         print(f"workers={workers}: median {statistics.median(rates):.0f} episodes/h over {len(rates)} runs "
-              f"(target >= 10,000/h with 2 workers)")
+              f"(target >= 10,000/h with 2 workers); {statistics.median(cpus):.2f} CPU s/episode, so at most "
+              f"{bound:.0f} episodes/h on {min(workers, os.cpu_count() or 1)} idle core(s)")
 
 
 if __name__ == "__main__":
