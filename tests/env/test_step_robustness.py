@@ -66,7 +66,7 @@ def test_interactive_commands_are_refused(env, command, role):
     (solutions.shell(f"kubectl get pods -n {NS} -l " + "a" * 2_000_000), "characters"),
     (solutions.shell(f"kubectl get pods -n {NS} -l " + "a" * 70_000), "characters is refused"),
     (solutions.shell(f"kubectl get pods -n {NS} -l " + "a|" * 40_000), "characters is refused"),
-    (solutions.shell(f"kubectl get pods -n {NS} -l " + "a|" * 30_000), "Error"),
+    (solutions.shell(f"kubectl get pods -n {NS} -l " + "a|" * 30_000), "[ERROR]"),  # the shell: a syntax error
     ("x" * 2_000_000, "characters"),
     (solutions.action("get_metrics", NS, "abc"), "invalid argument"),
     (f"```\nget_metrics('{NS}', 1e999)\n```", "invalid argument"),
@@ -114,17 +114,17 @@ def test_kubectl_runs_in_its_own_session(tmp_path):
 
 
 def test_a_huge_output_answers_a_clear_error_before_the_filters():
-    def run_kubectl(argv, timeout):
+    def run_kubectl(argv, stdin, timeout):
         return "x" * (shell.MAX_OUTPUT + 1), "", 0, False
 
     observation = shell.exec_shell("kubectl get pods -A | grep x", run_kubectl, 0.0, role="probe")
     assert observation.startswith("Error: the command printed") and "narrow it" in observation
 
 
-def test_the_probe_runs_exactly_the_stages_its_policy_judged():
+def test_the_probe_runs_exactly_the_kubectl_its_policy_judged():
     seen = []
 
-    def run_kubectl(argv, timeout):
+    def run_kubectl(argv, stdin, timeout):
         seen.append(argv)
         return "a\nb\n", "", 0, False
 

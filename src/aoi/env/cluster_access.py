@@ -105,11 +105,11 @@ class KubectlAs:
         self.binary = kubectl_binary()
         self.env = kubectl_env(kubeconfig, cache)
 
-    def run(self, args: list[str], timeout: float = 30.0) -> tuple[str, str, int, bool]:
+    def run(self, args: list[str], stdin: bytes | None = None, timeout: float = 30.0) -> tuple[str, str, int, bool]:
         """Return (stdout, stderr, exit code, timed out) of `kubectl ARGS...`; at the timeout its whole group dies."""
-        proc = spawn([self.binary, *args], self.env, None)
+        proc = spawn([self.binary, *args], self.env, stdin)
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(input=stdin, timeout=timeout)
             code, timed_out = proc.returncode, False
         except subprocess.TimeoutExpired:
             (out, err), code, timed_out = stop(proc), -1, True

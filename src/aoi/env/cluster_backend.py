@@ -116,7 +116,7 @@ class ClusterBackend:
 
     # --- actions ---
     def exec_shell(self, command: str, role: str | None, timeout: float = 30.0) -> str:
-        """Run exec_shell as a role: real kubectl with the role's kubeconfig, no shell."""
+        """Run exec_shell as a role: the simulated host shell, real kubectl with the role's kubeconfig."""
         return shell.exec_shell(command, self.runners[ROLES[role]].run, self.now(), timeout, role=role)
 
     def get_logs(self, namespace: str, service: str, role: str | None) -> str:

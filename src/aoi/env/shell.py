@@ -1,146 +1,151 @@
-"""exec_shell without a shell: kubectl, optionally piped through text filters, as the role's policy allows."""
+"""exec_shell as a shell: the twin's POSIX shell on a simulated cluster host, with kubectl as one of its programs.
+
+AIOpsLab runs each command with `sh -c` on the kind control-plane node. Here the twin's shell (aoi.twin.programs)
+parses and runs the whole script in memory: pipes, loops, `$(...)`, heredocs and redirections reach only the
+simulated host's files. kubectl is the one program that leaves it: each invocation, after expansion, is judged by
+the role's enforcement point (aoi.safety.gate.judge) and then runs the real kubectl with the role's kubeconfig, fed
+the pipe's bytes on stdin.
+"""
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass
+import time
 from typing import Callable
 
 from aoi.safety import gate
 from aoi.safety.policy import one_line
 from aoi.safety.shellwords import Refused
-from aoi.twin.programs.context import ExecContext
+from aoi.twin.programs.context import ExecContext, ExecResult
 from aoi.twin.programs.registry import default_registry
+from aoi.twin.programs.shell import sh_program
 
+HOST = "kind-control-plane"
 # AIOpsLab refuses these before running anything (substring match), with these short answers.
 BLOCKED = (("kubectl edit", "Error: Cannot use `kubectl edit`. Use `kubectl patch` instead."),
            ("edit svc", "Error: Cannot use `kubectl edit`. Use `kubectl patch` instead."),
            ("kubectl port-forward", "Error: Cannot use `kubectl port-forward` because it is an interactive command."),
            ("docker logs -f", "Error: Cannot use `docker logs -f`. Use `docker logs` instead."),
            ("kubectl logs -f", "Error: Cannot use `kubectl logs -f`. Use `kubectl logs` instead."))
-FILTERS = ("grep", "egrep", "fgrep", "head", "tail", "wc", "sort", "uniq", "awk", "cut", "sed", "tr", "jq")
-MAX_OUTPUT = 8 * 1024 * 1024  # the hard bound: kubectl output beyond it is an error, not an observation
-REFUSED = ("Error: exec_shell runs kubectl, optionally piped into {filters}; shell syntax such as {token!r} is not "
-           "available. Run one kubectl command per action; use `kubectl exec POD -- CMD` for commands inside a "
-           "container.")
+MAX_OUTPUT = 8 * 1024 * 1024  # the hard bound: one kubectl printing more is an error, not an observation
+HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
+            "HOSTNAME": HOST, "USER": "root"}
+NO_JQ = (b"sh: 1: jq: not found (the cluster host has no jq: select fields with kubectl -o jsonpath='{...}' or "
+         b"-o go-template='...', and filter text with grep, sed or awk)\n")
+# (argv without "kubectl", stdin or None, timeout) -> (stdout, stderr, exit code, timed out)
+RunKubectl = Callable[[list[str], bytes | None, float], tuple[str, str, int, bool]]
 
 
 class ShellRefusal(ValueError):
-    """A command exec_shell will not run; the message is the observation."""
+    """A command exec_shell ends without finishing; the message is the observation."""
 
 
-@dataclass
-class Pipeline:
-    """A parsed command: kubectl arguments, then filter stages."""
+class HostKubectl:
+    """kubectl on the simulated host: the gate judges each argv for the role, then the real binary runs it."""
 
-    kubectl: list[str]
-    filters: list[list[str]]
+    def __init__(self, run_kubectl: RunKubectl, role: str | None, command: str, timeout: float):
+        self.run_kubectl, self.role, self.command, self.timeout = run_kubectl, role, command, timeout
+        self.deadline = time.monotonic() + timeout  # the wall budget of the whole command, as AIOpsLab's timeout
 
-
-def _unquoted(command: str) -> str:
-    """Return the command with quoted parts blanked (to look for shell syntax outside quotes)."""
-    out, quote = [], ""
-    for ch in command:
-        if quote:
-            out.append(" ")
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def parse_pipeline(command: str) -> Pipeline:
-    """Split a command into kubectl args and filters; refuse every other shell construct."""
-    bare = _unquoted(command)
-    for token in ("$(", "`", "&&", "||", ";", ">", "<", "&", "\n"):
-        if token in bare:
-            raise ShellRefusal(REFUSED.format(filters=", ".join(FILTERS), token=token.strip() or "newline"))
-    try:
-        stages = [shlex.split(part) for part in _split_pipes(command)]
-    except ValueError as exc:
-        raise ShellRefusal(f"Error: could not parse the command ({exc}); check the quotes.") from exc
-    if not stages or not stages[0] or stages[0][0] != "kubectl":
-        first = stages[0][0] if stages and stages[0] else ""
-        raise ShellRefusal(f"Error: `{first}` is not available here. exec_shell runs kubectl (optionally piped into "
-                           f"{', '.join(FILTERS)}); use `kubectl exec POD -- {first} ...` to run it inside a container.")
-    for stage in stages[1:]:
-        if not stage or stage[0] not in FILTERS:
-            raise ShellRefusal(f"Error: `{stage[0] if stage else ''}` cannot be piped into here; allowed filters: "
-                               f"{', '.join(FILTERS)}.")
-    return Pipeline(stages[0][1:], stages[1:])
+    def __call__(self, argv: list[str], ctx: ExecContext) -> ExecResult:
+        """Run one kubectl invocation of the script; end the script on a refusal, a timeout or a flood of output."""
+        args, stdin = from_host_file(argv[1:], ctx)
+        try:
+            gate.judge(args, self.role)
+        except Refused as refused:
+            raise ShellRefusal(forbidden(self.role, refused)) from None
+        left = self.deadline - time.monotonic()
+        out, err, code, timed_out = self.run_kubectl(args, stdin or None, left) if left > 0 else ("", "", -1, True)
+        if timed_out:
+            raise ShellRefusal(f"Failed to execute command in Docker container: {HOST}\n"
+                               f"Error: Command '{self.command}' timed out after {int(self.timeout)} seconds")
+        if len(out) > MAX_OUTPUT:
+            raise ShellRefusal(f"Error: the command printed {len(out)} characters, more than exec_shell handles "
+                               f"({MAX_OUTPUT}) — narrow it with -n, -l, --field-selector, -o jsonpath or --tail.")
+        return ExecResult(out.encode(), err.encode(), code)
 
 
-def _split_pipes(command: str) -> list[str]:
-    """Split on | characters that are outside quotes (one pass: commands may be long)."""
-    cuts, quote = [], ""
-    for i, ch in enumerate(command):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "|":
-            cuts.append(i)
-    return [command[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(command)])]
+def from_host_file(args: list[str], ctx: ExecContext) -> tuple[list[str], bytes]:
+    """Return the arguments with `-f FILE` of a simulated host file turned into `-f -`, and the stdin to feed.
 
-
-def run_filters(text: bytes, filters: list[list[str]], now: float) -> tuple[bytes, bytes, int]:
-    """Pipe text through the filter stages (the twin's deterministic text utilities)."""
-    registry = default_registry()
-    ctx = ExecContext({"metadata": {"name": "kind-control-plane"}}, "shell", {"PATH": "/usr/bin:/bin"}, {}, [], now,
-                      programs=registry)
-    data, errors, code = text, b"", 0
-    for argv in filters:
-        program = registry.lookup(argv[0])
-        if program is None:
-            return data, errors + f"sh: 1: {argv[0]}: not found\n".encode(), 127
-        result = program(argv, ctx.with_(stdin=data))
-        data, errors, code = result.stdout, errors + result.stderr, result.exit_code
-    return data, errors, code
-
-
-def plan(command: str, role: str | None) -> Pipeline:
-    """Return the pipeline a role may run, through the one enforcement point (aoi.safety.gate); raise ShellRefusal.
-
-    The probe and the executor run exactly the stages their policy judged. The admin roles (AIOpsLab parity) keep
-    AIOpsLab's blocks and parsing, then must pass the baseline every role obeys.
+    Example:
+        >>> ctx = ExecContext({"metadata": {"name": "h"}}, "h", {}, {"/tmp/a.yaml": b"kind: X"}, [], 0.0, stdin=b"")
+        >>> from_host_file(["apply", "-f", "/tmp/a.yaml"], ctx)
+        (['apply', '-f', '-'], b'kind: X')
     """
+    args = list(args)
+    if "logs" in args:  # there -f is --follow
+        return args, ctx.stdin
+    for i, arg in enumerate(args):
+        name, value = (arg, args[i + 1] if i + 1 < len(args) else "") if arg in ("-f", "--filename") else \
+            (arg.split("=", 1) + [""])[:2]
+        if name in ("-f", "--filename") and value not in ("", "-") and ctx.is_file(value):
+            data = ctx.read(value)
+            if arg in ("-f", "--filename"):
+                args[i + 1] = "-"
+            else:
+                args[i] = f"{name}=-"
+            return args, data
+    return args, ctx.stdin
+
+
+def forbidden(role: str | None, refused: Refused) -> str:
+    """Word a policy refusal as the observation."""
+    return f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): {one_line(str(refused))}"
+
+
+def no_jq(argv: list[str], ctx: ExecContext) -> ExecResult:
+    """Answer as the kind node does: it has no jq (say what to use instead)."""
+    return ExecResult(b"", NO_JQ, 127)
+
+
+def host(kubectl: HostKubectl, now: float) -> ExecContext:
+    """Return a fresh simulated control-plane host: root's shell, the userland, kubectl, an empty /root and /tmp."""
+    programs = default_registry()
+    programs.register("kubectl", kubectl)
+    programs.register("jq", no_jq)
+    return ExecContext({"metadata": {"name": HOST}}, HOST, dict(HOST_ENV), {"/root/": b"", "/tmp/": b""},
+                       [(1, "root", "/sbin/init")], now, programs=programs, cwd="/root")
+
+
+def screen(command: str, role: str | None) -> None:
+    """Refuse before running: the gate's screen for everyone, AIOpsLab's blocked commands for the admin roles."""
     try:
         gate.screen(command)
-        if role in gate.LIMITED:
-            stages = gate.authorize(command, role)[1]
-            return Pipeline(stages[0][1:], stages[1:])
+    except Refused as refused:
+        raise ShellRefusal(forbidden(role, refused)) from None
+    if role not in gate.LIMITED:
         for needle, answer in BLOCKED:
             if needle in command:
                 raise ShellRefusal(answer)
-        pipeline = parse_pipeline(command)
-        gate.check_argv(pipeline.kubectl)
-        return pipeline
-    except Refused as refused:
-        raise ShellRefusal(f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): "
-                           f"{one_line(str(refused))}") from None
 
 
-def exec_shell(command: str, run_kubectl: Callable[[list[str], float], tuple[str, str, int, bool]], now: float,
-               timeout: float = 30.0, role: str | None = None) -> str:
-    """Run one exec_shell command as a role and return AIOpsLab's observation text (kind host flavour)."""
+def run(command: str, run_kubectl: RunKubectl, now: float, timeout: float = 30.0,
+        role: str | None = None) -> ExecResult:
+    """Run a command with `sh -c` on a fresh simulated host; raise ShellRefusal when it is refused or cut short.
+
+    Example:
+        >>> run("echo a | tr a b; exit 3", None, 0.0)
+        ExecResult(stdout=b'b\\n', stderr=b'', exit_code=3)
+    """
+    screen(command, role)
+    return sh_program(["sh", "-c", command], host(HostKubectl(run_kubectl, role, command, timeout), now))
+
+
+def exec_shell(command: str, run_kubectl: RunKubectl, now: float, timeout: float = 30.0,
+               role: str | None = None) -> str:
+    """Run one exec_shell command as a role and return AIOpsLab's observation text (kind host flavour).
+
+    Example:
+        >>> def kubectl(args, stdin, timeout):
+        ...     return "web-1\\nweb-2\\n", "", 0, False
+        >>> exec_shell("for p in $(kubectl get pods -o name); do echo ${p%-*}; done | uniq -c", kubectl, 0.0)
+        '      2 web\\n'
+    """
     try:
-        pipeline = plan(command, role)
+        result = run(command, run_kubectl, now, timeout, role)
     except ShellRefusal as refusal:
         return str(refusal)
-    stdout, stderr, code, timed_out = run_kubectl(pipeline.kubectl, timeout)
-    if timed_out:
-        return (f"Failed to execute command in Docker container: kind-control-plane\n"
-                f"Error: Command '{command}' timed out after {int(timeout)} seconds")
-    if len(stdout) > MAX_OUTPUT:
-        return (f"Error: the command printed {len(stdout)} characters, more than exec_shell handles "
-                f"({MAX_OUTPUT}) — narrow it with -n, -l, --field-selector, -o jsonpath or --tail.")
-    out, err = stdout.encode(), stderr.encode()
-    if pipeline.filters:
-        out, filter_err, code = run_filters(out, pipeline.filters, now)
-        err += filter_err
-    if code != 0:
-        return f"[ERROR] Docker command execution failed: {err.decode(errors='replace')}"
-    return out.decode(errors="replace")  # whole, as AIOpsLab returns it: the agents cap what they read
+    if result.exit_code != 0:
+        return f"[ERROR] Docker command execution failed: {result.stderr.decode(errors='replace')}"
+    return result.stdout.decode(errors="replace")  # whole, as AIOpsLab returns it: the agents cap what they read
+

@@ -104,15 +104,19 @@ class TwinBackend:
                 return
 
     # --- actions ---
-    def exec_shell(self, command: str, role: str | None, timeout: float = 30.0) -> str:
-        """Run exec_shell as a role."""
+    def kubectl(self, role: str | None) -> shell.RunKubectl:
+        """Return the role's kubectl as exec_shell's shell calls it: (args, stdin, timeout) -> outcome."""
         runner = self.runners[ROLES[role]]
 
-        def run(args: list[str], limit: float):
-            done = runner.run(args, timeout=limit)
+        def run(args: list[str], stdin: bytes | None, limit: float):
+            done = runner.run(args, stdin=stdin, timeout=limit)
             return done.stdout, done.stderr, done.returncode, done.timed_out
 
-        return shell.exec_shell(command, run, self.now(), timeout, role=role)
+        return run
+
+    def exec_shell(self, command: str, role: str | None, timeout: float = 30.0) -> str:
+        """Run exec_shell as a role."""
+        return shell.exec_shell(command, self.kubectl(role), self.now(), timeout, role=role)
 
     def get_logs(self, namespace: str, service: str, role: str | None) -> str:
         """Return the full log of the first pod of a service (AIOpsLab's label rules)."""

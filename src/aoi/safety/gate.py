@@ -58,6 +58,30 @@ def check_argv(argv: list[str]) -> None:
         raise Refused(call.problems[0])
 
 
+def judge(args: list[str], role: str | None) -> policy.Verdict:
+    """Judge one kubectl invocation of exec_shell's shell (its argv after expansion, without `kubectl`); raise Refused.
+
+    The probe and the executor get their policy, the admin roles the baseline: every kubectl a script runs is judged
+    here, at the moment it runs, so the policy sees exactly what runs.
+
+    Example:
+        >>> judge(["get", "pods", "-n", "shop"], "probe").kind
+        'read'
+        >>> judge(["delete", "pod", "x"], "probe")
+        Traceback (most recent call last):
+        aoi.safety.shellwords.Refused: kubectl delete is a write; the probe is read-only — describe what should change in your findings so the executor can do it.
+    """
+    if role in LIMITED:
+        verdict = policy.check_args(args, role)
+        if not verdict.allowed:
+            raise Refused(verdict.reason)
+        return verdict
+    if role not in ADMIN:
+        raise Refused(f"unknown role {role!r}; use None, 'observer', 'admin', 'probe' or 'executor'")
+    check_argv(args)
+    return policy.Verdict(True, "The command keeps kubectl's identity, cluster and host files, so it may run.", "admin")
+
+
 def check(command: str, role: str | None) -> policy.Verdict:
     """Judge a command for any role without running it: the probe's and executor's policy, or the admin baseline.
 

@@ -112,13 +112,14 @@ def parse(argv: list[str]) -> Call:
         >>> call.path, call.operands, call.namespace
         ('rollout restart', ['deploy/cart'], 'shop')
     """
-    call, i, complete = Call(), 0, False
+    call, i, complete, early = Call(), 0, False, None
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
             call.command = argv[i + 1:]
             break
         if arg.startswith("-") and arg != "-":
+            early = call.path if early is None and not complete and call.path else early
             i += _flag(call, argv, i, complete)
             continue
         if complete or not _extend(call, arg):
@@ -127,7 +128,12 @@ def parse(argv: list[str]) -> Call:
         else:
             complete = call.path not in SUBCOMMANDS
         i += 1
+    if early is not None and call.path == early:  # no sub-command followed: `apply -f - ...` is plain apply
+        call.problems = [p for p in call.problems if not p.endswith(EARLY)]
     return call
+
+
+EARLY = "where kubectl may read it differently — put it after the full command."
 
 
 def _extend(call: Call, word: str) -> bool:
@@ -162,8 +168,7 @@ def _flag(call: Call, argv: list[str], i: int, complete: bool) -> int:
         found, used = _short(arg, argv, i, verb)
     for name, value in found:
         if not complete and name not in GLOBAL:
-            call.problems.append(f"The flag {arg} comes before the sub-command, where kubectl may read it "
-                                 "differently — put it after the full command.")
+            call.problems.append(f"The flag {arg} comes before the sub-command, {EARLY}")
         call.flags.append((name, value))
     return used
 

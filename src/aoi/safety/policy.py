@@ -90,8 +90,29 @@ def check(command: str, role: str) -> Verdict:
     """
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; use 'probe' or 'executor'")
+    return _judge(lambda: kubectl_call(command), role)
+
+
+def check_args(args: list[str], role: str) -> Verdict:
+    """Decide whether a role may run one kubectl invocation, given its arguments after the shell expanded them.
+
+    exec_shell's shell calls this for every kubectl it runs, so the policy judges exactly the argv that runs.
+
+    Example:
+        >>> check_args(["get", "pods", "-n", "shop"], "probe").kind
+        'read'
+        >>> check_args(["delete", "pod", "x", "-n", "shop"], "probe").allowed
+        False
+    """
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; use 'probe' or 'executor'")
+    return _judge(lambda: parse(list(args)), role)
+
+
+def _judge(read_call, role: str) -> Verdict:
+    """Parse the call (read_call may raise Refused) and judge it for the role."""
     try:
-        call = kubectl_call(command)
+        call = read_call()
         kind = _kind(call, role)
         if call.problems:
             raise Refused(call.problems[0])

@@ -266,7 +266,7 @@ class Shell:
         """Return a copy whose variable changes do not leak back."""
         sub = copy.copy(self)
         sub.vars, sub.exported, sub.funcs = dict(self.vars), set(self.exported), dict(self.funcs)
-        sub.args = list(self.args)
+        sub.args, sub.expander = list(self.args), Expander(sub)  # its expansions read its own variables
         return sub
 
     def substitute(self, src: str) -> str:
@@ -287,7 +287,13 @@ class Shell:
             return self.call_function(argv, io)
         builtin = builtins.lookup(name, self.bash)
         if builtin is not None:
-            self.status = builtin(self, argv, io)
+            saved = {name: self.vars.get(name) for name in env}
+            self.vars.update(env)  # `IFS=/ read a b`: the assignments hold for this builtin only
+            try:
+                self.status = builtin(self, argv, io)
+            finally:
+                for name, value in saved.items():
+                    self.vars.pop(name) if value is None else self.vars.__setitem__(name, value)
             return self.status
         program = self.ctx.resolve(name)
         if program is None:

@@ -225,10 +225,26 @@ def b_read(sh, argv, io) -> int:
     data = io.stdin.readline()
     line = (data or b"").decode("utf-8", "surrogateescape")
     text = line.rstrip("\n") if raw else re.sub(r"\\(.)", r"\1", line.rstrip("\n"))
-    parts = text.split(None, len(names) - 1) if names != ["REPLY"] else [text]
+    parts = ifs_fields(text, sh.vars.get("IFS", " \t\n"), len(names)) if names != ["REPLY"] else [text]
     for n, name in enumerate(names):
         sh.assign(name, parts[n] if n < len(parts) else "")
     return 0 if line.endswith("\n") else 1
+
+
+def ifs_fields(text: str, ifs: str, count: int) -> list[str]:
+    """Split a line into at most `count` fields by IFS as `read` does: IFS blanks gather, other IFS characters cut.
+
+    Example:
+        >>> ifs_fields("  pod/web-1 x ", "/", 2), ifs_fields(" a  b c ", " ", 2), ifs_fields("a:b", "", 2)
+        (['  pod', 'web-1 x '], ['a', 'b c'], ['a:b'])
+    """
+    blank, other = [re.escape(c) for c in ifs if c in " \t\n"], [re.escape(c) for c in ifs if c not in " \t\n"]
+    text = text.strip("".join(c for c in ifs if c in " \t\n"))
+    if not ifs or not text:
+        return [text] if text else []
+    gap = f"[{''.join(blank)}]*" if blank else ""
+    cuts = [f"{gap}[{''.join(other)}]{gap}"] * bool(other) + [f"[{''.join(blank)}]+"] * bool(blank)
+    return re.split("|".join(cuts), text, maxsplit=count - 1)
 
 
 def b_command(sh, argv, io) -> int:
