@@ -50,7 +50,7 @@ class HostKubectl:
         """Run one kubectl invocation of the script; end the script on a refusal, a timeout or a flood of output."""
         args, stdin = from_host_file(argv[1:], ctx)
         try:
-            gate.judge(args, self.role)
+            gate.judge(args, self.role, stdin)
         except Refused as refused:
             raise ShellRefusal(forbidden(self.role, refused)) from None
         left = self.deadline - time.monotonic()

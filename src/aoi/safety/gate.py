@@ -58,11 +58,11 @@ def check_argv(argv: list[str]) -> None:
         raise Refused(call.problems[0])
 
 
-def judge(args: list[str], role: str | None) -> policy.Verdict:
+def judge(args: list[str], role: str | None, stdin: bytes | None = None) -> policy.Verdict:
     """Judge one kubectl invocation of exec_shell's shell (its argv after expansion, without `kubectl`); raise Refused.
 
     The probe and the executor get their policy, the admin roles the baseline: every kubectl a script runs is judged
-    here, at the moment it runs, so the policy sees exactly what runs.
+    here, at the moment it runs, so the policy sees exactly what runs (`stdin`: the bytes the pipe feeds kubectl).
 
     Example:
         >>> judge(["get", "pods", "-n", "shop"], "probe").kind
@@ -72,7 +72,7 @@ def judge(args: list[str], role: str | None) -> policy.Verdict:
         aoi.safety.shellwords.Refused: kubectl delete is a write; the probe is read-only — describe what should change in your findings so the executor can do it.
     """
     if role in LIMITED:
-        verdict = policy.check_args(args, role)
+        verdict = policy.check_args(args, role, stdin)
         if not verdict.allowed:
             raise Refused(verdict.reason)
         return verdict

@@ -6,7 +6,7 @@ import re
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from aoi.safety import baseline, filters, shellwords
+from aoi.safety import baseline, filters, manifests, shellwords
 from aoi.safety.kubeargs import Call, parse
 from aoi.safety.resources import CLUSTER_SCOPED, IDENTITY, NAMESPACED, targets
 from aoi.safety.shellwords import Refused
@@ -25,7 +25,8 @@ CHANGES = {"apply", "replace", "create", "edit", "run", "drain", "taint", "expos
            "patch", "scale", "delete", "label", "annotate", "cordon", "uncordon", "auth reconcile"}
 PATCH_LIKE = "change the live object with kubectl patch, set or scale instead"
 REFUSED = {
-    "apply": f"kubectl apply needs a manifest file, which exec_shell cannot provide — {PATCH_LIKE}",
+    "apply": "kubectl apply reads a manifest: the executor may pipe one into kubectl apply -f - (e.g. kubectl get cm X "
+             f"-o yaml | sed ... | kubectl apply -f -), or {PATCH_LIKE}",
     "replace": f"kubectl replace needs a manifest file, which exec_shell cannot provide — {PATCH_LIKE}",
     "create": "kubectl create is limited to ConfigMaps and generic Secrets from literals — patch the existing object "
               "instead",
@@ -68,6 +69,7 @@ CLUSTER_WRITES = {("patch", "persistentvolumes"), ("patch", "nodes"), ("label", 
 SPEC_FLAGS = {"overrides", "privileged", "image"}
 ESCALATION = re.compile(r"privileged|hostPID|hostIPC|hostNetwork|hostPath|allowPrivilegeEscalation|capabilities|"
                         r"serviceAccount|automountServiceAccountToken", re.IGNORECASE)
+APPLY_FLAGS = {"filename", "namespace", "dry-run", "output"}  # what the executor's kubectl apply -f - may add
 RAW_FORBIDDEN = {"exec", "attach", "portforward", "proxy", "secrets", "token"}
 
 
@@ -93,10 +95,11 @@ def check(command: str, role: str) -> Verdict:
     return _judge(lambda: kubectl_call(command), role)
 
 
-def check_args(args: list[str], role: str) -> Verdict:
+def check_args(args: list[str], role: str, stdin: bytes | None = None) -> Verdict:
     """Decide whether a role may run one kubectl invocation, given its arguments after the shell expanded them.
 
-    exec_shell's shell calls this for every kubectl it runs, so the policy judges exactly the argv that runs.
+    exec_shell's shell calls this for every kubectl it runs, so the policy judges exactly the argv that runs; `stdin`
+    is what its pipe feeds kubectl, which lets the executor `kubectl apply -f -` the objects it can see there.
 
     Example:
         >>> check_args(["get", "pods", "-n", "shop"], "probe").kind
@@ -106,13 +109,16 @@ def check_args(args: list[str], role: str) -> Verdict:
     """
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; use 'probe' or 'executor'")
-    return _judge(lambda: parse(list(args)), role)
+    return _judge(lambda: parse(list(args)), role, stdin)
 
 
-def _judge(read_call, role: str) -> Verdict:
+def _judge(read_call, role: str, stdin: bytes | None = None) -> Verdict:
     """Parse the call (read_call may raise Refused) and judge it for the role."""
     try:
         call = read_call()
+        if role == "executor" and call.path == "apply" and stdin is not None:
+            _check_apply(call, stdin)
+            return Verdict(True, ALLOWED["apply"], "write")
         kind = _kind(call, role)
         if call.problems:
             raise Refused(call.problems[0])
@@ -130,6 +136,7 @@ def one_line(text: str, limit: int = 400) -> str:
 
 
 ALLOWED = {"read": "kubectl {path} only reads, so it may run.",
+           "apply": "kubectl apply -f - changes the objects piped into it, which the executor may change.",
            "write": "kubectl {path} is a write the executor may make, subject to approval.",
            "exec": "kubectl exec runs one non-interactive command in a container, subject to approval."}
 
@@ -235,6 +242,24 @@ def _check_target(path: str, res: str) -> None:
     if res not in NAMESPACED | CLUSTER_SCOPED:
         raise Refused(f"kubectl {path} on {res or 'an unnamed type'} is refused because AOI does not know whether "
                       "that resource is namespaced — name a specific type such as deployment, pod or configmap.")
+
+
+def _check_apply(call: Call, stdin: bytes) -> None:
+    """Let the executor apply what its pipe feeds kubectl: objects it may change, no privileges, few flags."""
+    baseline.check(call)
+    if call.problems:
+        raise Refused(call.problems[0])
+    if call.values("filename") != ["-"] or call.operands or call.command is not None:
+        raise Refused("The executor may apply only objects piped in: kubectl apply -f - (e.g. kubectl get cm X -n NS "
+                      "-o yaml | sed ... | kubectl apply -f -).")
+    extra = sorted({name for name, _ in call.flags} - APPLY_FLAGS)
+    if extra:
+        raise Refused(f"The flag --{extra[0]} is refused with kubectl apply — use only -f -, -n, --dry-run and -o.")
+    for res in manifests.resources(stdin):
+        _check_target("apply", res)
+    if ESCALATION.search(stdin.decode(errors="replace")):
+        raise Refused("Manifests that mention privileges, host namespaces, host paths or service accounts are refused "
+                      "— change ConfigMaps and Services this way, workloads with kubectl patch, set or scale.")
 
 
 def _check_exec(call: Call) -> None:
