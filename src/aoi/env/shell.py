@@ -46,6 +46,16 @@ class HostKubectl:
         self.run_kubectl, self.role, self.command, self.timeout = run_kubectl, role, command, timeout
         self.deadline = time.monotonic() + timeout  # the wall budget of the whole command, as AIOpsLab's timeout
 
+    def check(self) -> None:
+        """End the script once the command's wall budget is spent (the shell asks before every command)."""
+        if time.monotonic() > self.deadline:
+            raise self.timed_out()
+
+    def timed_out(self) -> ShellRefusal:
+        """Return AIOpsLab's timeout answer for this command."""
+        return ShellRefusal(f"Failed to execute command in Docker container: {HOST}\n"
+                            f"Error: Command '{self.command}' timed out after {int(self.timeout)} seconds")
+
     def __call__(self, argv: list[str], ctx: ExecContext) -> ExecResult:
         """Run one kubectl invocation of the script; end the script on a refusal, a timeout or a flood of output."""
         args, stdin = from_host_file(argv[1:], ctx)
@@ -56,8 +66,7 @@ class HostKubectl:
         left = self.deadline - time.monotonic()
         out, err, code, timed_out = self.run_kubectl(args, stdin or None, left) if left > 0 else ("", "", -1, True)
         if timed_out:
-            raise ShellRefusal(f"Failed to execute command in Docker container: {HOST}\n"
-                               f"Error: Command '{self.command}' timed out after {int(self.timeout)} seconds")
+            raise self.timed_out()
         if len(out) > MAX_OUTPUT:
             raise ShellRefusal(f"Error: the command printed {len(out)} characters, more than exec_shell handles "
                                f"({MAX_OUTPUT}) — narrow it with -n, -l, --field-selector, -o jsonpath or --tail.")
@@ -104,7 +113,7 @@ def host(kubectl: HostKubectl, now: float) -> ExecContext:
     programs.register("kubectl", kubectl)
     programs.register("jq", no_jq)
     return ExecContext({"metadata": {"name": HOST}}, HOST, dict(HOST_ENV), {"/root/": b"", "/tmp/": b""},
-                       [(1, "root", "/sbin/init")], now, programs=programs, cwd="/root")
+                       [(1, "root", "/sbin/init")], now, programs=programs, cwd="/root", watchdog=kubectl.check)
 
 
 def screen(command: str, role: str | None) -> None:

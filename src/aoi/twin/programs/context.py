@@ -14,6 +14,7 @@ from aoi.twin.programs.kubelet_env import build_env
 __all__ = ["ExecContext", "ExecResult", "Program", "build_env", "build_files"]
 
 _READ_ONLY_VOLUMES = ("configMap", "secret", "projected", "downwardAPI")
+FILE_LIMIT = 16 * 1024 * 1024  # bytes one file may hold: a write loop fills the disk instead of the twin's memory
 
 
 @dataclass
@@ -34,7 +35,7 @@ def _default_programs() -> Any:
     return default_registry()
 
 
-_STRERROR = {errno.ENOENT: "No such file or directory", errno.EISDIR: "Is a directory",
+_STRERROR = {errno.ENOSPC: "No space left on device", errno.ENOENT: "No such file or directory", errno.EISDIR: "Is a directory",
              errno.ENOTDIR: "Not a directory", errno.EEXIST: "File exists", errno.EROFS: "Read-only file system",
              errno.ENOTEMPTY: "Directory not empty"}
 
@@ -66,6 +67,7 @@ class ExecContext:
     binaries: frozenset[str] | None = None  # executables the image has; None: every registered program
     node: dict | None = None  # the Node the pod runs on, for uname and nproc, when known
     steps: list[int] = field(default_factory=lambda: [0])  # commands run so far, shared by the exec's nested shells
+    watchdog: Callable[[], None] | None = None  # called before each command; may raise to end the run (a timeout)
 
     def __post_init__(self):
         if not self.hostname:
@@ -133,6 +135,8 @@ class ExecContext:
             return
         self.writable(name)
         p = self.path(name)
+        if len(data) + (len(self.files.get(p, b"")) if append else 0) > FILE_LIMIT:
+            raise _os_error(OSError, errno.ENOSPC, name)
         self.files[p] = (self.files.get(p, b"") if append else b"") + data
 
     def make_dir(self, name: str) -> None:

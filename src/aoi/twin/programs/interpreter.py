@@ -32,8 +32,11 @@ DEPTH_LIMIT = 40  # nested function calls, well inside Python's recursion limit
 DECLARATIONS = ("export", "local", "readonly", "declare", "typeset")  # their NAME=value arguments are not split
 
 
+SIZE_LIMIT = 16 * 1024 * 1024  # bytes a variable, a file or an output may hold: `x=$x$x` in a loop must end too
+
+
 class StepLimit(Exception):
-    """The script ran more than STEP_LIMIT commands."""
+    """The script ran more than STEP_LIMIT commands (or, with a message, grew past SIZE_LIMIT)."""
 
 
 class Shell:
@@ -65,7 +68,9 @@ class Shell:
         return "e" * self.errexit + "x" * self.xtrace + "h"
 
     def assign(self, name: str, value: str, export: bool = False) -> None:
-        """Set a variable (and export it)."""
+        """Set a variable (and export it); stop the script when the value grows past SIZE_LIMIT."""
+        if len(value) > SIZE_LIMIT:
+            raise StepLimit(f"stopped: variable {name} grew past {SIZE_LIMIT} bytes")
         self.vars[name] = value
         if export:
             self.exported.add(name)
@@ -113,8 +118,12 @@ class Shell:
     def tick(self) -> None:
         """Count one command against the step limit."""
         self.ctx.steps[0] += 1
+        if self.ctx.watchdog is not None:
+            self.ctx.watchdog()
         if self.ctx.steps[0] > STEP_LIMIT:
             raise StepLimit()
+        if len(self.io.out) > SIZE_LIMIT or len(self.io.err) > SIZE_LIMIT:
+            raise StepLimit(f"stopped: the output grew past {SIZE_LIMIT} bytes")
 
     def execute(self, node, io: IO) -> int:
         """Run any node, applying its redirections."""

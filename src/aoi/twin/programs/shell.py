@@ -35,8 +35,8 @@ def shell_main(argv: list[str], ctx: ExecContext, bash: bool) -> ExecResult:
     io = IO(Stdin(stdin), bytearray(), bytearray())
     try:
         status = shell.run_source(src, io)
-    except StepLimit:
-        io.err += f"{shell.prefix()}stopped after {STEP_LIMIT} commands (does a loop never end?)\n".encode()
+    except StepLimit as limit:
+        io.err += f"{shell.prefix()}{str(limit) or f'stopped after {STEP_LIMIT} commands'} (does a loop never end?)\n".encode()
         status = 124
     except RecursionError:  # a script that runs itself, or eval without end
         io.err += f"{shell.prefix()}stopped: commands nested too deeply\n".encode()

@@ -53,7 +53,10 @@ def redirected(sh, redirs: list[Redir], io: IO, body) -> int:
         return body(rio)
     finally:
         for path, buf in pending:
-            sh.ctx.write(path, bytes(buf), append=True)
+            try:
+                sh.ctx.write(path, bytes(buf), append=True)
+            except OSError as e:  # the simulated disk is full (context.FILE_LIMIT)
+                io.err += f"{sh.prefix()}{path}: {e.strerror}\n".encode()
 
 
 def open_redirects(sh, redirs: list[Redir], io: IO, pending: list) -> IO:
