@@ -1,4 +1,4 @@
-"""exec_shell's simulated host with a scripted kubectl: what kubectl is fed, when a script ends, what stays in memory."""
+"""exec_shell's simulated host with a scripted kubectl: what kubectl is fed, when a script ends, what it answers."""
 
 from __future__ import annotations
 
@@ -20,9 +20,12 @@ class Kubectl:
 
 def test_the_pipe_feeds_kubectl_apply_and_a_host_file_becomes_stdin():
     kubectl = Kubectl("")
-    shell.exec_shell("echo 'kind: ConfigMap' | kubectl apply -f -; printf 'k: v' > m.yaml; kubectl apply -f m.yaml",
-                     kubectl, 0.0)
-    assert kubectl.calls == [(["apply", "-f", "-"], b"kind: ConfigMap\n"), (["apply", "-f", "-"], b"k: v")]
+    observation = shell.exec_shell("echo 'kind: ConfigMap' | kubectl apply -f -; printf 'k: v' > m.yaml; "
+                                   "kubectl apply -f m.yaml; kubectl create --filename=m.yaml; "
+                                   "kubectl apply -f /etc/passwd", kubectl, 0.0)
+    assert kubectl.calls == [(["apply", "-f", "-"], b"kind: ConfigMap\n"), (["apply", "-f", "-"], b"k: v"),
+                             (["create", "--filename=-"], b"k: v")]
+    assert "-f/--filename reads host files" in observation  # a real host file never reaches kubectl
 
 
 def test_each_kubectl_is_judged_after_expansion_and_a_refusal_ends_the_script():

@@ -31,6 +31,7 @@ HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
             "HOSTNAME": HOST, "USER": "root"}
 NO_JQ = (b"sh: 1: jq: not found (the cluster host has no jq: select fields with kubectl -o jsonpath='{...}' or "
          b"-o go-template='...', and filter text with grep, sed or awk)\n")
+FILENAME = ("-f", "--filename")
 # (argv without "kubectl", stdin or None, timeout) -> (stdout, stderr, exit code, timed out)
 RunKubectl = Callable[[list[str], bytes | None, float], tuple[str, str, int, bool]]
 
@@ -85,15 +86,11 @@ def from_host_file(args: list[str], ctx: ExecContext) -> tuple[list[str], bytes]
     if "logs" in args:  # there -f is --follow
         return args, ctx.stdin
     for i, arg in enumerate(args):
-        name, value = (arg, args[i + 1] if i + 1 < len(args) else "") if arg in ("-f", "--filename") else \
-            (arg.split("=", 1) + [""])[:2]
-        if name in ("-f", "--filename") and value not in ("", "-") and ctx.is_file(value):
-            data = ctx.read(value)
-            if arg in ("-f", "--filename"):
-                args[i + 1] = "-"
-            else:
-                args[i] = f"{name}=-"
-            return args, data
+        separate = arg in FILENAME and i + 1 < len(args)  # `-f FILE`, else perhaps `-f=FILE` / `--filename=FILE`
+        name, _, value = (arg, "", args[i + 1]) if separate else arg.partition("=")
+        if name in FILENAME and value not in ("", "-") and ctx.is_file(value):
+            args[i + 1 if separate else i] = "-" if separate else f"{name}=-"
+            return args, ctx.read(value)
     return args, ctx.stdin
 
 

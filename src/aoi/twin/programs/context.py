@@ -35,7 +35,8 @@ def _default_programs() -> Any:
     return default_registry()
 
 
-_STRERROR = {errno.ENOSPC: "No space left on device", errno.ENOENT: "No such file or directory", errno.EISDIR: "Is a directory",
+_STRERROR = {errno.ENOSPC: "No space left on device",
+             errno.ENOENT: "No such file or directory", errno.EISDIR: "Is a directory",
              errno.ENOTDIR: "Not a directory", errno.EEXIST: "File exists", errno.EROFS: "Read-only file system",
              errno.ENOTEMPTY: "Directory not empty"}
 

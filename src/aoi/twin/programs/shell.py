@@ -36,7 +36,8 @@ def shell_main(argv: list[str], ctx: ExecContext, bash: bool) -> ExecResult:
     try:
         status = shell.run_source(src, io)
     except StepLimit as limit:
-        io.err += f"{shell.prefix()}{str(limit) or f'stopped after {STEP_LIMIT} commands'} (does a loop never end?)\n".encode()
+        why = str(limit) or f"stopped after {STEP_LIMIT} commands"
+        io.err += f"{shell.prefix()}{why} (does a loop never end?)\n".encode()
         status = 124
     except RecursionError:  # a script that runs itself, or eval without end
         io.err += f"{shell.prefix()}stopped: commands nested too deeply\n".encode()
