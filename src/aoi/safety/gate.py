@@ -1,9 +1,10 @@
 """The one enforcement point for exec_shell commands: every entry (env.step, serve-env, the agents' tools, the
-AIOpsLab bridge) asks `check` or `authorize` here before a command reaches kubectl or a shell."""
+AIOpsLab bridge) asks here before a command reaches kubectl or a shell: exec_shell's simulated shell asks `judge` for
+each kubectl it runs; callers that judge a whole command before it runs elsewhere ask `check`."""
 
 from __future__ import annotations
 
-from aoi.safety import baseline, policy, shellwords
+from aoi.safety import baseline, policy
 from aoi.safety.kubeargs import parse
 from aoi.safety.shellwords import Refused
 
@@ -28,20 +29,6 @@ def screen(command: object) -> None:
                       "change objects in smaller patches.")
     if "\x00" in command:
         raise Refused("The command contains a NUL byte — remove it and send plain text.")
-
-
-def authorize(command: str, role: str) -> tuple[policy.Verdict, list[list[str]]]:
-    """Return the probe's or executor's verdict and the exact pipeline stages it judged (run those, nothing else).
-
-    Example:
-        >>> authorize("kubectl get pods | head -3", "probe")[1]
-        [['kubectl', 'get', 'pods'], ['head', '-3']]
-    """
-    screen(command)
-    verdict = policy.check(command, role)
-    if not verdict.allowed:
-        raise Refused(verdict.reason)
-    return verdict, shellwords.split(command)
 
 
 def check_argv(argv: list[str]) -> None:
@@ -96,7 +83,8 @@ def check(command: str, role: str | None) -> policy.Verdict:
     """
     try:
         if role in LIMITED:
-            return authorize(command, role)[0]
+            screen(command)
+            return policy.check(command, role)
         if role not in ADMIN:
             raise Refused(f"unknown role {role!r}; use None, 'observer', 'admin', 'probe' or 'executor'")
         screen(command)

@@ -25,7 +25,7 @@ CHANGES = {"apply", "replace", "create", "edit", "run", "drain", "taint", "expos
            "patch", "scale", "delete", "label", "annotate", "cordon", "uncordon", "auth reconcile"}
 PATCH_LIKE = "change the live object with kubectl patch, set or scale instead"
 REFUSED = {
-    "apply": "kubectl apply reads a manifest: the executor may pipe one into kubectl apply -f - (e.g. kubectl get cm X "
+    "apply": "kubectl apply needs a manifest — the executor may pipe one into kubectl apply -f - (e.g. kubectl get cm X "
              f"-o yaml | sed ... | kubectl apply -f -), or {PATCH_LIKE}",
     "replace": f"kubectl replace needs a manifest file, which exec_shell cannot provide — {PATCH_LIKE}",
     "create": "kubectl create is limited to ConfigMaps and generic Secrets from literals — patch the existing object "
