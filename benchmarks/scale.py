@@ -132,7 +132,10 @@ def kubectl_ms(args: list[str], repeat: int = 3) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(["kubectl", *args], check=True, capture_output=True)
+        done = subprocess.run(["kubectl", *args], capture_output=True, text=True)
+        if done.returncode != 0:  # say why, and count it as no figure rather than losing the whole run
+            print(f"kubectl {' '.join(args)} failed: {done.stderr.strip()[-2000:]}", file=sys.stderr)
+            return math.nan
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 
@@ -186,6 +189,7 @@ def child(n: int, service: bool, timeout: float) -> dict:
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"measuring {n} pods failed:\n{done.stderr[-3000:]}")
+    sys.stderr.write(done.stderr)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import threading
 import time
@@ -52,10 +53,16 @@ def write_kubeconfigs(twin: Twin, url: str, folder: Path) -> dict[str, Path]:
 
 
 class Ticker:
-    """Follow the wall clock: advance the twin's simulated time in small steps (interactive use only)."""
+    """Follow the wall clock: advance the twin's simulated time in small steps (interactive use only).
 
-    def __init__(self, twin: Twin):
-        self.twin = twin
+    With `young_gc` (the default) the ticker also keeps garbage collections short, so no API call waits on one:
+    after each step it collects the young generations and freezes what survived (gc.freeze), so a full
+    collection never walks the whole twin (at 10,000 pods one took 0.9 s). The price: reference cycles that die
+    after being frozen wait until stop(), which unfreezes them for the next full collection.
+    """
+
+    def __init__(self, twin: Twin, young_gc: bool = True):
+        self.twin, self.young_gc = twin, young_gc
         self._stop = threading.Event()
         self._origin = (time.monotonic(), twin.clock.now())
         self._thread = threading.Thread(target=self._run, name="twin-ticker", daemon=True)
@@ -63,6 +70,9 @@ class Ticker:
     def start(self) -> "Ticker":
         """Switch the twin to wall time and start ticking."""
         self.twin.clock_mode = "wall"
+        if self.young_gc:
+            gc.collect()
+            gc.freeze()
         self._thread.start()
         return self
 
@@ -70,11 +80,16 @@ class Ticker:
         while not self._stop.wait(TICK_SECONDS):
             wall0, sim0 = self._origin
             self.twin.advance_to(sim0 + time.monotonic() - wall0)
+            if self.young_gc:
+                gc.collect(1)  # what died young goes now; the survivors join the frozen, never-walked objects
+                gc.freeze()
 
     def stop(self) -> None:
-        """Stop ticking."""
+        """Stop ticking (and hand frozen objects back to the collector)."""
         self._stop.set()
         self._thread.join(timeout=2)
+        if self.young_gc:
+            gc.unfreeze()
 
 
 def serve(twin: Twin, port: int = 0) -> TwinServer:
