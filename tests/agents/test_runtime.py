@@ -207,3 +207,22 @@ def test_an_observer_that_never_answers_is_not_credited_with_a_default(problem_i
     traj, model = episode(problem_id, garbage, **{"agent.max_iterations": 2})
     model.assert_done()
     assert traj.error is None and traj.results[key] == wrong
+
+
+LOOP = "for p in $(kubectl get pods -n test-social-network -o name | head -3); do echo \"== $p\"; done"
+DELETE_ALL = "kubectl get pods -n test-social-network -o name | head -1 | xargs kubectl delete -n test-social-network"
+
+
+def test_the_probe_runs_scripts_in_the_environments_shell_and_each_kubectl_stays_a_read():
+    traj, model = episode("k8s_target_port-misconfig-detection-1", [
+        decide("probe", "list three pods"),
+        call("probe", "exec_shell", command=LOOP),
+        call("probe", "exec_shell", command=DELETE_ALL),
+        call("probe", "exec_shell", command="kubectl get pods -n test-social-network --no-headers | wc -l"),
+        call("probe", "finish", findings="listed", suspects=[]),
+        decide("submit", answer="No")])
+    model.assert_done()
+    loop, delete, count = (s for s in traj.steps if s.role == "probe" and s.action)
+    assert loop.status == "ok" and loop.observation.count("== pod/") == 3
+    assert delete.status == "refused" and "Forbidden by AOI's command policy (probe role)" in delete.observation
+    assert count.status == "ok" and count.observation.split()[0] == "27"  # no pod was deleted

@@ -1,7 +1,9 @@
 """The roles' tools as declared data: what each runs in the environment, behind policy, approval and audit.
 
 Commands are judged by aoi.safety.gate.check, the same enforcement point env.step applies again on arrival: a refusal
-here only saves the step."""
+here only saves the step. The Probe's commands, scripts included (loops, substitutions, chaining, xargs), go straight
+to the environment's shell, which judges every kubectl they run as the probe (read-only by credentials first); the
+Executor's changes stay single commands, since each is previewed by a server dry run and approved on its own."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from aoi.agents.loop import Tool
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.safety.exports import REFUSED, Exports
-from aoi.safety.gate import check
+from aoi.safety.gate import FORBIDDEN, check, screen
+from aoi.safety.shellwords import Refused
 
 NEXT = "\nPlease take the next action"
 DRY_RUN_VERBS = ("patch", "scale", "set", "label", "annotate", "delete", "create", "apply", "replace")
@@ -35,7 +38,15 @@ class Channel:
 
 
 def _shell(channel: Channel, role: str, command: str) -> tuple[str, str, str]:
-    """Run a command the role's policy allows."""
+    """Run a command the role's policy allows; the Probe's run in the environment's shell, judged kubectl by kubectl."""
+    if role == "probe":
+        try:
+            screen(command)
+        except Refused as refused:
+            return f"Refused: {refused}", "refused", ""
+        action = env_action("exec_shell", command)
+        observation = channel.act(action, role)
+        return observation, "refused" if FORBIDDEN in observation else "ok", action
     verdict = check(command, role)
     if not verdict.allowed:
         return f"Refused: {verdict.reason}", "refused", ""

@@ -161,8 +161,7 @@ class BridgeEnv:
         """Return why an action may not reach AIOpsLab (the role's command policy, a file it did not export)."""
         if action.api == "exec_shell":
             verdict = gate.check(action.args[0] if action.args else "", role)
-            why = f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): {verdict.reason}"
-            return None if verdict.allowed else why
+            return None if verdict.allowed else gate.forbidden(role, verdict.reason)
         if action.api in ("read_metrics", "read_traces"):
             path = action.args[0] if action.args else action.kwargs.get("file_path")
             return None if self.exports.allows(path) else exports.REFUSED.replace("read_file", action.api)

@@ -13,7 +13,6 @@ import time
 from typing import Callable
 
 from aoi.safety import gate
-from aoi.safety.policy import one_line
 from aoi.safety.shellwords import Refused
 from aoi.twin.programs.context import ExecContext, ExecResult
 from aoi.twin.programs.registry import default_registry
@@ -96,7 +95,7 @@ def from_host_file(args: list[str], ctx: ExecContext) -> tuple[list[str], bytes]
 
 def forbidden(role: str | None, refused: Refused) -> str:
     """Word a policy refusal as the observation."""
-    return f"Error: Forbidden by AOI's command policy ({role or 'admin'} role): {one_line(str(refused))}"
+    return gate.forbidden(role, str(refused))
 
 
 def no_jq(argv: list[str], ctx: ExecContext) -> ExecResult:

@@ -4,11 +4,12 @@ each kubectl it runs; callers that judge a whole command before it runs elsewher
 
 from __future__ import annotations
 
-from aoi.safety import baseline, policy
+from aoi.safety import baseline, policy, shellwords
 from aoi.safety.kubeargs import parse
 from aoi.safety.shellwords import Refused
 
 MAX_COMMAND = 64 * 1024  # characters: a large ConfigMap patch fits; more is a payload, refused before any parsing
+FORBIDDEN = "Error: Forbidden by AOI's command policy"  # how every entry words a refusal; tools read it back
 LIMITED = policy.ROLES  # probe, executor: their own credentials plus the full command policy
 ADMIN = (None, "observer", "admin")  # AIOpsLab parity: admin credentials, the baseline only
 
@@ -29,6 +30,34 @@ def screen(command: object) -> None:
                       "change objects in smaller patches.")
     if "\x00" in command:
         raise Refused("The command contains a NUL byte — remove it and send plain text.")
+
+
+def forbidden(role: str | None, reason: str) -> str:
+    """Word a policy refusal as the observation every entry returns.
+
+    Example:
+        >>> forbidden("probe", "kubectl delete is a write")
+        "Error: Forbidden by AOI's command policy (probe role): kubectl delete is a write"
+    """
+    return f"{FORBIDDEN} ({role or 'admin'} role): {policy.one_line(reason)}"
+
+
+def is_script(command: str) -> bool:
+    """Tell whether a command needs a shell (loops, substitutions, chaining) beyond kubectl piped into filters.
+
+    Example:
+        >>> is_script("kubectl get pods | grep -c Running")
+        False
+        >>> is_script("for p in $(kubectl get pods -o name); do kubectl logs $p --tail 5; done")
+        True
+    """
+    if not isinstance(command, str) or len(command) > MAX_COMMAND or "\x00" in command:
+        return False
+    try:
+        shellwords.split(command)
+    except Refused:
+        return True
+    return False
 
 
 def check_argv(argv: list[str]) -> None:
