@@ -25,7 +25,9 @@ class Step:
     t: float = 0.0
     prompt_hash: str = ""  # sha256 of the messages sent (the messages themselves are not stored)
     logprobs: list[float] | None = None
-    status: str = "ok"  # ok | error | refused | format_error | repeated | truncated | approval_denied
+    # ok | error | refused | format_error | repeated | budget | approval_denied; the Compressor's fallbacks:
+    # ungrounded | oversized | empty (its summary was replaced by the deterministic condenser)
+    status: str = "ok"
 
 
 @dataclass

@@ -105,6 +105,6 @@ def test_step_issues_and_totals():
     traj = Trajectory("p", "localization", steps=[Step("probe", "", status=s) for s in
                                                    ("format_error", "format_error", "error", "refused", "ok")])
     issues = step_issues(traj)
-    assert issues == {"format_error": 2, "tool_error": 2, "approval_denied": 0}
+    assert issues == {"format_error": 2, "tool_error": 2, "approval_denied": 0, "compressor_fallback": 0}
     totals = issue_totals([{"issues": issues, "failure": "wrong_answer"}, {"issues": {}, "failure": None}])
     assert totals["tool_error"] == {"steps": 2, "episodes": 1, "failed_episodes": 1}

@@ -14,7 +14,8 @@ from aoi.trajectory import Trajectory
 
 SUBMITTED = "1"  # the observation AIOpsLab (and our env) returns for an accepted submission
 REASONS = ("model_error", "budget_exhausted", "approval_denied", "format_error", "wrong_answer")
-ISSUES = {"format_error": ("format_error",), "tool_error": ("error", "refused"), "approval_denied": ("approval_denied",)}
+ISSUES = {"format_error": ("format_error",), "tool_error": ("error", "refused"), "approval_denied": ("approval_denied",),
+          "compressor_fallback": ("ungrounded", "oversized", "empty")}  # a summary replaced by the condenser
 
 
 def submitted(traj: Trajectory) -> bool:
@@ -31,13 +32,13 @@ def submitted(traj: Trajectory) -> bool:
 
 
 def step_issues(traj: Trajectory) -> dict[str, int]:
-    """Count the steps of each issue kind (format errors, tool errors, approvals denied).
+    """Count the steps of each issue kind (format errors, tool errors, approvals denied, Compressor fallbacks).
 
     Example:
         >>> from aoi.trajectory import Step
-        >>> steps = [Step("probe", "", status=s) for s in ("ok", "format_error", "refused", "error")]
+        >>> steps = [Step("probe", "", status=s) for s in ("ok", "format_error", "refused", "error", "ungrounded")]
         >>> step_issues(Trajectory("p", "detection", steps=steps))
-        {'format_error': 1, 'tool_error': 2, 'approval_denied': 0}
+        {'format_error': 1, 'tool_error': 2, 'approval_denied': 0, 'compressor_fallback': 1}
     """
     return {issue: sum(s.status in statuses for s in traj.steps) for issue, statuses in ISSUES.items()}
 
