@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 MAX_RECONCILES = 200_000  # a safety net against controllers that never converge
 WALL_SLICE = 0.02  # wall seconds of reconciles per settle when following the wall clock (the rest wait for the ticker)
+# Called (lock let go) between slices and timers while a twin follows the wall clock: the serving process's
+# garbage-collection upkeep (serving.Ticker) runs there, as a catch-up of thousands of timers can take seconds.
+WALL_PAUSE_HOOKS: list[Callable[[], None]] = []
 
 
 @functools.lru_cache(maxsize=512)
@@ -200,7 +203,14 @@ class Twin:
                 self.settle()
                 if not self._queue:
                     return
-            time.sleep(0)  # let API threads take the lock between slices
+            self._paused()
+
+    @staticmethod
+    def _paused() -> None:
+        """Run the wall-clock pause hooks and let API threads take the lock."""
+        for hook in WALL_PAUSE_HOOKS:
+            hook()
+        time.sleep(0)
 
     def _due(self, t: float) -> list[tuple[float, int, str, object]]:
         """Pop the timers due at the earliest pending moment, if that is at or before t, in the order set."""
@@ -217,6 +227,8 @@ class Twin:
                 self.clock.advance_to(at)
                 self.enqueue(name, key)
             self._drain()
+            if self.clock_mode == "wall":
+                self._paused()
             with self.lock:
                 if stop is not None and stop():
                     for timer in batch[i + 1:]:

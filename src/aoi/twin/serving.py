@@ -12,10 +12,11 @@ from pathlib import Path
 from aoi import runtime_dirs
 from aoi.twin.api import tls
 from aoi.twin.api.server import TwinServer
-from aoi.twin.cluster import Twin
+from aoi.twin.cluster import WALL_PAUSE_HOOKS, Twin
 
 ROLES = ("admin", "probe", "executor")
 TICK_SECONDS = 0.2
+YOUNG_GC_SECONDS = 0.1  # wall seconds between the ticker's young collections during a long catch-up
 
 
 def kubeconfig(url: str, role: str, token: str, namespace: str = "default") -> dict:
@@ -56,7 +57,8 @@ class Ticker:
     """Follow the wall clock: advance the twin's simulated time in small steps (interactive use only).
 
     With `young_gc` (the default) the ticker also keeps garbage collections short, so no API call waits on one:
-    after each step it collects the young generations and freezes what survived (gc.freeze), so a full
+    after each step, and every YOUNG_GC_SECONDS of a long catch-up (through cluster.WALL_PAUSE_HOOKS, with the
+    lock let go), it collects the young generations and freezes what survived (gc.freeze), so a full
     collection never walks the whole twin (at 10,000 pods one took 0.9 s). The price: reference cycles that die
     after being frozen wait until stop(), which unfreezes them for the next full collection.
     """
@@ -64,6 +66,7 @@ class Ticker:
     def __init__(self, twin: Twin, young_gc: bool = True):
         self.twin, self.young_gc = twin, young_gc
         self._stop = threading.Event()
+        self._last_gc = 0.0
         self._origin = (time.monotonic(), twin.clock.now())
         self._thread = threading.Thread(target=self._run, name="twin-ticker", daemon=True)
 
@@ -73,6 +76,7 @@ class Ticker:
         if self.young_gc:
             gc.collect()
             gc.freeze()
+            WALL_PAUSE_HOOKS.append(self._collect_young)
         self._thread.start()
         return self
 
@@ -81,14 +85,23 @@ class Ticker:
             wall0, sim0 = self._origin
             self.twin.advance_to(sim0 + time.monotonic() - wall0)
             if self.young_gc:
-                gc.collect(1)  # what died young goes now; the survivors join the frozen, never-walked objects
-                gc.freeze()
+                self._collect_young()
+
+    def _collect_young(self) -> None:
+        """Collect the young generations and freeze the survivors, at most every YOUNG_GC_SECONDS."""
+        now = time.monotonic()
+        if now - self._last_gc >= YOUNG_GC_SECONDS:
+            self._last_gc = now
+            gc.collect(1)  # what died young goes now; the survivors join the frozen, never-walked objects
+            gc.freeze()
 
     def stop(self) -> None:
         """Stop ticking (and hand frozen objects back to the collector)."""
         self._stop.set()
         self._thread.join(timeout=2)
         if self.young_gc:
+            if self._collect_young in WALL_PAUSE_HOOKS:
+                WALL_PAUSE_HOOKS.remove(self._collect_young)
             gc.unfreeze()
 
 
