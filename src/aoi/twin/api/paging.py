@@ -3,8 +3,9 @@
 A page ends with `metadata.continue`, an opaque token (base64 of JSON: the list's resourceVersion and the key after
 the last object returned), and `metadata.remainingItemCount` when no selector filters the list. Objects come in
 key order, so following the tokens yields every object exactly once while nothing changes; a page shows objects
-as they are now. A token whose resourceVersion the watch history no longer holds is answered 410 Expired with a
-fresh token that continues at the latest version, as the API server answers a token etcd compacted away.
+as they are now. A token lives as long as etcd keeps its revision under kube-apiserver's default compaction (every 5
+minutes, here of simulated time, so a busy twin never expires a list kubectl is paging through); an older one is
+answered 410 Expired with a fresh token that continues at the latest version, as the API server answers.
 A list without `limit`, or with fewer objects than it, is answered exactly as before: no `continue` key at all.
 """
 
@@ -21,6 +22,7 @@ from aoi.twin.errors import ApiError
 
 TOKEN_VERSION = "meta.k8s.io/v1"
 LATEST = -1  # a token's resourceVersion meaning "continue at the latest version" (the 410 answer's hint)
+COMPACTION_SECONDS = 300.0  # kube-apiserver's default --etcd-compaction-interval: how long a token stays valid
 _INCONSISTENT = ("The provided continue parameter is too old to display a consistent list result. You can start a "
                  "new list without the continue parameter, or use the continue token in this response to retrieve "
                  "the remainder of the results. Continuing with the provided token results in an inconsistent list "
@@ -36,24 +38,25 @@ class Page:
     metadata: dict
 
 
-def encode_token(rv: int, start: str) -> str:
-    """Return a continue token for resuming at key `start` of the list taken at resourceVersion rv.
+def encode_token(rv: int, start: str, issued: float) -> str:
+    """Return a continue token for resuming at key `start` of the list taken at resourceVersion rv, at time `issued`.
 
     Example:
-        >>> decode_token(encode_token(42, "default/web-1\\x00"))
-        (42, 'default/web-1\\x00')
+        >>> decode_token(encode_token(42, "default/web-1\\x00", 7.5))
+        (42, 'default/web-1\\x00', 7.5)
     """
-    body = orjson.dumps({"v": TOKEN_VERSION, "rv": rv, "start": start})
+    body = orjson.dumps({"v": TOKEN_VERSION, "rv": rv, "start": start, "t": issued})
     return base64.urlsafe_b64encode(body).decode().rstrip("=")
 
 
-def decode_token(token: str) -> tuple[int, str]:
-    """Return (resourceVersion, start key) of a continue token; a malformed one is a 400 Bad Request."""
+def decode_token(token: str) -> tuple[int, str, float]:
+    """Return (resourceVersion, start key, issue time) of a continue token; a malformed one is a 400 Bad Request."""
     try:
         body = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        if body.get("v") != TOKEN_VERSION or not isinstance(body.get("rv"), int) or not body.get("start"):
+        if body.get("v") != TOKEN_VERSION or not isinstance(body.get("rv"), int) or not body.get("start") \
+                or not isinstance(body.get("t"), (int, float)):
             raise ValueError("unknown token version or missing fields")
-        return body["rv"], body["start"]
+        return body["rv"], body["start"], float(body["t"])
     except (binascii.Error, ValueError, AttributeError, orjson.JSONDecodeError) as exc:
         raise errors.bad_request(f"continue key is not valid: {exc}; start the list again without `continue`") \
             from exc
@@ -63,7 +66,7 @@ def page(twin, route, objects: list[dict], filtered: bool) -> Page:
     """Cut the sorted `objects` of a list to the page `route` asks for (all of them when it sets no limit).
 
     Args:
-        twin: the twin (its store's current and oldest retained resource versions).
+        twin: the twin (its store's current resource version and its clock).
         route: the list request: `limit`, `continue` and `resourceVersion` query parameters.
         objects: every object the list selects, in the store's (namespace, name) order.
         filtered: whether a label or field selector chose them (the API server then gives no remaining count).
@@ -84,7 +87,7 @@ def page(twin, route, objects: list[dict], filtered: bool) -> Page:
     if not limit or len(objects) <= limit:
         return Page(objects, meta)
     last = objects[limit - 1]["metadata"]
-    meta["continue"] = encode_token(rv, _key_text(last, route) + "\x00")
+    meta["continue"] = encode_token(rv, _key_text(last, route) + "\x00", twin.clock.now())
     if not filtered:
         meta["remainingItemCount"] = len(objects) - limit
     return Page(objects[:limit], meta)
@@ -108,10 +111,11 @@ def _limit(route) -> int:
 
 
 def _resume(twin, route) -> tuple[int, str]:
-    """Decode the continue token; one older than the history kept is 410 Expired carrying a fresh token."""
-    rv, start = decode_token(route.arg("continue"))
-    if rv != LATEST and (rv < 0 or rv < twin.store.oldest_rv()):
-        raise ExpiredContinue(encode_token(LATEST, start))
+    """Decode the continue token; one past the compaction interval is 410 Expired carrying a fresh token."""
+    rv, start, issued = decode_token(route.arg("continue"))
+    now = twin.clock.now()
+    if rv != LATEST and (rv < 0 or now - issued > COMPACTION_SECONDS):
+        raise ExpiredContinue(encode_token(LATEST, start, now))
     return rv, start
 
 
