@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,7 +57,8 @@ def judge(world: dict, run, sent: str) -> str:
 def kubectl_probe(world: dict, command: str) -> str:
     """Run a command with the real kubectl and probe.yaml, no policy."""
     argv = ["kubectl", *command.replace("'", "").split()[1:]]
-    env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(world["kc"] / "probe.yaml")}
+    env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(world["kc"] / "probe.yaml"),
+           "KUBECACHEDIR": str(world["canary"].parent / "kubecache")}  # not ./.kube: there is no HOME here
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
     return done.stdout + done.stderr
 
@@ -95,6 +97,7 @@ def main() -> None:
             verdict = judge(world, lambda: run(sent), sent)
             counts[verdict] = counts.get(verdict, 0) + 1
         env.close()
+        shutil.rmtree(host, ignore_errors=True)
         print(f"{name}: {len(attempts)} attempts, {counts} ({time.monotonic() - started:.0f} s)", flush=True)
 
 
