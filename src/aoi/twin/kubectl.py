@@ -91,7 +91,11 @@ class KubectlRunner:
             self.twin.stalled = False
         try:
             proc = spawn([self.binary, *args], self.env, stdin)
-            out, err, timed_out = self._wait(proc, stdin, timeout)
+            try:
+                out, err, timed_out = self._wait(proc, stdin, timeout)
+            except BaseException:  # Ctrl-C mid-command: kubectl runs in its own session, so it would outlive us
+                stop(proc)
+                raise
         finally:
             with self.twin.lock:
                 self.twin.sim_deadline = outer
