@@ -26,11 +26,12 @@ def aoi(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: f
                           stderr=subprocess.STDOUT, text=True, timeout=timeout, check=False)
 
 
-def start(*args: str, cwd: Path) -> subprocess.Popen:
-    """Start `python -m aoi ARGS` in the background, output unbuffered."""
+def start(*args: str, cwd: Path, as_background_job: bool = False) -> subprocess.Popen:
+    """Start `python -m aoi ARGS` in the background, output unbuffered (SIGINT ignored, as `&` leaves it, if asked)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AOI_")} | {"PYTHONUNBUFFERED": "1"}
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if as_background_job else None
     return subprocess.Popen([sys.executable, "-m", "aoi", *args], cwd=cwd, env=environ, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, preexec_fn=ignore)
 
 
 def clear_error(done: subprocess.CompletedProcess, *phrases: str) -> None:
@@ -113,8 +114,9 @@ def wait_for(proc: subprocess.Popen, phrase: str, limit: float = 180.0) -> str:
     raise AssertionError(f"{phrase!r} never appeared; output:\n{''.join(seen)}")
 
 
-def test_ctrl_c_in_run_saves_the_partial_trajectory_marked_interrupted(tmp_path):
-    proc = start("run", PROBLEM, "--model", slow_script(tmp_path), cwd=tmp_path)
+@pytest.mark.parametrize("as_background_job", [False, True])  # `aoi run ... &` inherits SIGINT ignored
+def test_ctrl_c_in_run_saves_the_partial_trajectory_marked_interrupted(tmp_path, as_background_job):
+    proc = start("run", PROBLEM, "--model", slow_script(tmp_path), cwd=tmp_path, as_background_job=as_background_job)
     try:
         wait_for(proc, "kubectl get pods -A")  # the probe's command ran; its next answer takes two minutes
         time.sleep(0.5)

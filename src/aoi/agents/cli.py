@@ -116,6 +116,7 @@ def run(
     from aoi.config import ConfigError, load_config
     from aoi.env import backend_options, make
     from aoi.env.cluster_access import ClusterError
+    from aoi.interrupts import interruptible
     from aoi.models.base import ModelError
     from aoi.safety.audit import AuditLog
     from aoi.store.sqlite import TrajectoryStore
@@ -138,7 +139,8 @@ def run(
     where = f"the twin (seed {config.env.seed})" if config.env.backend == "twin" else f"{config.env.kubeconfig}"
     console.print(f"[bold]{problem_id}[/] on {where} with {escape(models_line(role_specs(config)))}")
     try:
-        traj = run_episode(env, config, models, audit=audit, on_step=lambda s: _show_step(console, s))
+        with interruptible():  # Ctrl-C (or kill -INT of a job started with `&`) saves the partial trajectory
+            traj = run_episode(env, config, models, audit=audit, on_step=lambda s: _show_step(console, s))
     except ClusterError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None

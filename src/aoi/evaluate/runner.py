@@ -10,12 +10,8 @@ on its own terms, so a killed one stays marked interrupted in summary.json; SIGT
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, as_completed, wait
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +25,7 @@ from aoi.evaluate.lock import run_lock
 from aoi.evaluate.results import ResultsLog, episode_key
 from aoi.evaluate.runconfig import pin_config, prepare_config
 from aoi.evaluate.summary import Summary, build_summary, read_sessions, write_summary
+from aoi.interrupts import interruptible
 from aoi.problems import make as make_problem
 from aoi.store.sqlite import TrajectoryStore
 
@@ -183,7 +180,7 @@ def _drive(session: _Session, config: RunConfig, workers: int, executor: str) ->
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     pool, running = pools.start(executor, workers, config, session.out_dir), {}
-    with _interruptible(), Progress(*columns, console=session.console) as progress:
+    with interruptible(), Progress(*columns, console=session.console) as progress:
         bar = progress.add_task(f"{config.model.spec}: {len(session.todo)} episodes", total=len(session.todo))
 
         def finish(future: Future) -> None:
@@ -200,21 +197,6 @@ def _drive(session: _Session, config: RunConfig, workers: int, executor: str) ->
             session.console.print(f"[red]the worker pool broke[/] ({exc}): a worker died (out of memory? killed?)")
         finally:
             pool.shutdown(wait=not session.interrupted, cancel_futures=True)
-
-
-@contextmanager
-def _interruptible() -> Iterator[None]:
-    """Let SIGINT interrupt the run even where it was inherited as ignored (a job started with `&`: `kill -INT`),
-    and SIGTERM (a service manager, `kill`) interrupt it the same way, so either is recorded as an interruption."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _loop(pool, running: dict, todo, workers: int, finish) -> None:
