@@ -4,14 +4,16 @@ each kubectl it runs; callers that judge a whole command before it runs elsewher
 
 from __future__ import annotations
 
-from aoi.safety import baseline, policy, shellwords
+from aoi.safety import baseline, policy
 from aoi.safety.kubeargs import parse
 from aoi.safety.shellwords import Refused
 
 MAX_COMMAND = 64 * 1024  # characters: a large ConfigMap patch fits; more is a payload, refused before any parsing
 FORBIDDEN = "Error: Forbidden by AOI's command policy"  # how every entry words a refusal; tools read it back
 LIMITED = policy.ROLES  # probe, executor: their own credentials plus the full command policy
-ADMIN = (None, "observer", "admin")  # AIOpsLab parity: admin credentials, the baseline only
+ADMIN = (None, "observer", "admin")
+ADMIN_VERDICT = policy.Verdict(True, "The command keeps kubectl's identity, cluster and host files, so it may run.",
+                               "admin")  # AIOpsLab parity: admin credentials, the baseline only
 
 
 def screen(command: object) -> None:
@@ -40,24 +42,6 @@ def forbidden(role: str | None, reason: str) -> str:
         "Error: Forbidden by AOI's command policy (probe role): kubectl delete is a write"
     """
     return f"{FORBIDDEN} ({role or 'admin'} role): {policy.one_line(reason)}"
-
-
-def is_script(command: str) -> bool:
-    """Tell whether a command needs a shell (loops, substitutions, chaining) beyond kubectl piped into filters.
-
-    Example:
-        >>> is_script("kubectl get pods | grep -c Running")
-        False
-        >>> is_script("for p in $(kubectl get pods -o name); do kubectl logs $p --tail 5; done")
-        True
-    """
-    if not isinstance(command, str) or len(command) > MAX_COMMAND or "\x00" in command:
-        return False
-    try:
-        shellwords.split(command)
-    except Refused:
-        return True
-    return False
 
 
 def check_argv(argv: list[str]) -> None:
@@ -95,7 +79,7 @@ def judge(args: list[str], role: str | None, stdin: bytes | None = None) -> poli
     if role not in ADMIN:
         raise Refused(f"unknown role {role!r}; use None, 'observer', 'admin', 'probe' or 'executor'")
     check_argv(args)
-    return policy.Verdict(True, "The command keeps kubectl's identity, cluster and host files, so it may run.", "admin")
+    return ADMIN_VERDICT
 
 
 def check(command: str, role: str | None) -> policy.Verdict:
@@ -123,4 +107,4 @@ def check(command: str, role: str | None) -> policy.Verdict:
             raise Refused(call.problems[0])
     except Refused as refused:
         return policy.Verdict(False, policy.one_line(str(refused)), "refused")
-    return policy.Verdict(True, "The command keeps kubectl's identity, cluster and host files, so it may run.", "admin")
+    return ADMIN_VERDICT
