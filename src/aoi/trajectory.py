@@ -28,6 +28,7 @@ class Step:
     # ok | error | refused | format_error | repeated | budget | approval_denied; the Compressor's fallbacks:
     # ungrounded | oversized | empty (its summary was replaced by the deterministic condenser)
     status: str = "ok"
+    messages: list[dict] | None = None  # the full messages sent (training data; the store deduplicates them)
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Trajectory:
     ended_at: float = 0.0
     config: dict = field(default_factory=dict)  # the resolved run configuration
     error: str | None = None
+    env_version: str = ""  # aoi.env.ENV_VERSION of the code that ran the episode ("" in stores older than it)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def to_dict(self) -> dict:

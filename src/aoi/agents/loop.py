@@ -85,7 +85,7 @@ class Tool:
 
 @dataclass
 class Recorder:
-    """Append every model call to the trajectory (messages are hashed, not stored)."""
+    """Append every model call to the trajectory, with the full messages sent (the training data) and their hash."""
 
     trajectory: Trajectory
     started: float = field(default_factory=time.monotonic)
@@ -98,7 +98,7 @@ class Recorder:
         step = Step(role, _text(completion), action, observation,
                     completion.input_tokens if completion else 0, completion.output_tokens if completion else 0,
                     completion.latency if completion else 0.0, round(time.monotonic() - self.started, 3), digest,
-                    completion.logprobs if completion else None, status)
+                    completion.logprobs if completion else None, status, messages=list(messages))
         self.trajectory.steps.append(step)
         if self.on_step:
             self.on_step(step)
