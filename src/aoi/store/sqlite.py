@@ -4,17 +4,21 @@ Each `save` is one `BEGIN IMMEDIATE ... COMMIT`, so a crash (even SIGKILL mid-wr
 flight and never leaves a partial row. With `synchronous=NORMAL` in WAL mode a process crash loses nothing committed;
 only a power loss may drop the last commits (the file still never corrupts). Every call opens its own connection, so
 threads and processes share a store by path; writers wait for each other up to `busy_timeout` seconds.
+The messages of each model call are kept once per store, compressed (aoi.store.messages); `data` keeps their keys
+and is itself zlib-compressed JSON since schema 2 (a BLOB; older rows are JSON text and read as they are).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
 import orjson
 
+from aoi.store import messages
 from aoi.trajectory import Trajectory
 
 COLUMNS = ("id", "problem_id", "task_type", "family", "target", "backend", "seed", "attempt", "model", "adapter",
@@ -35,7 +39,7 @@ def _create_v1(conn: sqlite3.Connection) -> None:
 
 # MIGRATIONS[i] takes a database from schema version i to i + 1 (kept in PRAGMA user_version). To change the schema,
 # append a function; never edit one that has shipped.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_create_v1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_create_v1, messages.create_tables]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -58,14 +62,26 @@ def episode_success(results: dict | None) -> bool:
     return results.get("Detection Accuracy") == "Correct"
 
 
-def _row(traj: Trajectory) -> tuple:
-    """Return the column values of one trajectory, in COLUMNS order."""
+def _row(traj: Trajectory) -> tuple[tuple, dict[str, bytes]]:
+    """Return the column values of one trajectory (COLUMNS order) and the message bodies its steps reference."""
     tokens_in, tokens_out = traj.tokens()
     strict = None if traj.strict_success is None else int(bool(traj.strict_success))
-    data = orjson.dumps(traj.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    record = traj.to_dict()  # a deep copy: detaching the messages leaves the trajectory as it was
+    bodies = messages.detach(record)
+    data = zlib.compress(orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS), messages.LEVEL)
     return (traj.id, traj.problem_id, traj.task_type, traj.family, traj.target, traj.backend, traj.seed,
             traj.attempt, traj.policy.model, traj.policy.adapter, int(episode_success(traj.results)), strict,
-            traj.started_at, traj.ended_at, len(traj.steps), tokens_in, tokens_out, traj.error, data)
+            traj.started_at, traj.ended_at, len(traj.steps), tokens_in, tokens_out, traj.error, data), bodies
+
+
+def _record(data: str | bytes) -> dict:
+    """Return the record a `data` value holds: compressed JSON (schema 2) or JSON text (older rows)."""
+    return orjson.loads(zlib.decompress(data) if isinstance(data, bytes) else data)
+
+
+def _load(conn: sqlite3.Connection, datas: list[str | bytes]) -> list[Trajectory]:
+    """Rebuild trajectories from stored `data` values, their steps' messages read back from the message table."""
+    return [Trajectory.from_dict(record) for record in messages.attach(conn, map(_record, datas))]
 
 
 def _summary(row: dict) -> dict:
@@ -158,10 +174,12 @@ class TrajectoryStore:
 
     def save(self, traj: Trajectory) -> None:
         """Write one finished episode in one transaction, replacing an episode with the same id."""
-        row = _row(traj)
+        row, bodies = _row(traj)
         marks = ", ".join("?" * len(COLUMNS))
         with self._connect() as conn, self._transaction(conn):
+            self._release(conn, traj.id)
             conn.execute(f"INSERT OR REPLACE INTO episodes ({', '.join(COLUMNS)}) VALUES ({marks})", row)
+            messages.write(conn, bodies)
             if self.before_commit is not None:
                 self.before_commit(conn, traj)
 
@@ -169,7 +187,7 @@ class TrajectoryStore:
         """Return the episode with this id, or None."""
         with self._connect() as conn:
             row = conn.execute("SELECT data FROM episodes WHERE id = ?", (episode_id,)).fetchone()
-        return None if row is None else Trajectory.from_dict(orjson.loads(row[0]))
+            return None if row is None else _load(conn, [row[0]])[0]
 
     def query(self, problem_id: str | None = None, task_type: str | None = None, model: str | None = None,
               success: bool | None = None, limit: int | None = None) -> list[Trajectory]:
@@ -179,8 +197,7 @@ class TrajectoryStore:
         if limit is not None:
             sql, params = sql + " LIMIT ?", params + [int(limit)]
         with self._connect() as conn:
-            rows = conn.execute(sql, params).fetchall()
-        return [Trajectory.from_dict(orjson.loads(data)) for (data,) in rows]
+            return _load(conn, [data for (data,) in conn.execute(sql, params)])
 
     def summaries(self, problem_id: str | None = None, task_type: str | None = None, model: str | None = None,
                   success: bool | None = None) -> list[dict]:
@@ -209,7 +226,15 @@ class TrajectoryStore:
     def delete(self, episode_id: str) -> bool:
         """Delete one episode; return whether it was there."""
         with self._connect() as conn, self._transaction(conn):
+            self._release(conn, episode_id)
             return conn.execute("DELETE FROM episodes WHERE id = ?", (episode_id,)).rowcount > 0
+
+    @staticmethod
+    def _release(conn: sqlite3.Connection, episode_id: str) -> None:
+        """Give back the messages a stored episode uses (before it is deleted or replaced)."""
+        row = conn.execute("SELECT data FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        if row is not None:
+            messages.release(conn, messages.keys(_record(row[0])))
 
     def recent(self, limit: int = 20) -> list[dict]:
         """Return the indexed columns of the `limit` most recently started episodes, newest first."""
