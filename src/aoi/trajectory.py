@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from typing import Any
+
+from aoi.protocols import Status
 
 
 @dataclass
@@ -19,16 +22,26 @@ class Step:
     text: str  # the model's output
     action: str = ""
     observation: str = ""
+    _: KW_ONLY  # what happened is positional, its costs and record by keyword
     input_tokens: int = 0
     output_tokens: int = 0
     latency: float = 0.0
     t: float = 0.0
     prompt_hash: str = ""  # sha256 of the messages sent (the messages themselves are not stored)
     logprobs: list[float] | None = None
-    # ok | error | refused | format_error | repeated | budget | approval_denied; the Compressor's fallbacks:
-    # ungrounded | oversized | empty (its summary was replaced by the deterministic condenser)
-    status: str = "ok"
+    # an aoi.protocols.Status (a str: old stores' plain strings read the same; an unknown one is kept as it is)
+    status: Status | str = Status.OK
     messages: list[dict] | None = None  # the full messages sent (training data; the store deduplicates them)
+
+
+def _step(data: dict) -> Step:
+    """Rebuild a step; a status this code knows becomes its Status, an old unknown one stays a plain string."""
+    step = Step(**data)
+    try:
+        step.status = Status(step.status)
+    except ValueError:
+        pass  # a store older than the Status enum may hold a status no code emits now: keep it, never fail a load
+    return step
 
 
 @dataclass
@@ -46,6 +59,7 @@ class Trajectory:
 
     problem_id: str
     task_type: str
+    _: KW_ONLY  # the problem is positional, everything else by keyword
     family: str = ""
     target: str | None = None
     backend: str = "twin"
@@ -73,8 +87,18 @@ class Trajectory:
         """Rebuild a trajectory from to_dict() output."""
         data = dict(data)
         data["policy"] = Policy(**data.get("policy") or {"model": "unknown"})
-        data["steps"] = [Step(**s) for s in data.get("steps") or []]
+        data["steps"] = [_step(s) for s in data.get("steps") or []]
         return cls(**data)
+
+    def counts(self) -> Counter:
+        """Count the steps by status: what the guards counted (the one record of them; nothing else keeps counts).
+
+        Example:
+            >>> steps = [Step("probe", "", status=s) for s in ("ok", "repeated", "refused", "repeated")]
+            >>> Trajectory("p", "detection", steps=steps).counts()["repeated"]
+            2
+        """
+        return Counter(str(step.status) for step in self.steps)
 
     def tokens(self, role: str | None = None) -> tuple[int, int]:
         """Return (input, output) tokens over all steps, or one role's."""

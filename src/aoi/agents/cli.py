@@ -59,7 +59,7 @@ def models_line(specs: dict[str, str]) -> str:
 
 def role_specs(config) -> dict[str, str]:
     """Return each role's model spec under a RunConfig (a role without an override has the main model)."""
-    from aoi.config.schema import ROLES
+    from aoi.protocols import MODEL_ROLES as ROLES
 
     return {role: config.model_for(role).spec for role in ROLES}
 

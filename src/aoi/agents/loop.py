@@ -96,9 +96,11 @@ class Recorder:
         """Store one step."""
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
         step = Step(role, _text(completion), action, observation,
-                    completion.input_tokens if completion else 0, completion.output_tokens if completion else 0,
-                    completion.latency if completion else 0.0, round(time.monotonic() - self.started, 3), digest,
-                    completion.logprobs if completion else None, status, messages=list(messages))
+                    input_tokens=completion.input_tokens if completion else 0,
+                    output_tokens=completion.output_tokens if completion else 0,
+                    latency=completion.latency if completion else 0.0, t=round(time.monotonic() - self.started, 3),
+                    prompt_hash=digest, logprobs=completion.logprobs if completion else None, status=status,
+                    messages=list(messages))
         self.trajectory.steps.append(step)
         if self.on_step:
             self.on_step(step)

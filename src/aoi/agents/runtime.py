@@ -13,11 +13,12 @@ from aoi.agents.observer import Observer, Team
 from aoi.agents.tools import Channel, read_tools, write_tools
 from aoi.config import RunConfig, resolved
 from aoi.models.base import Completion, Model
+from aoi.protocols import MODEL_ROLES
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.trajectory import Policy, Step, Trajectory
 
-ROLES = ("observer", "probe", "executor", "compressor")
+ROLES = MODEL_ROLES  # kept under its old name for importers (aoi.evaluate.pool)
 
 
 def models_from_config(config: RunConfig) -> dict[str, Model]:
@@ -122,10 +123,11 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     """
     problem = env.problem
     backend = getattr(getattr(env, "backend", None), "name", "twin")
-    traj = Trajectory(problem.id, problem.task_type, problem.family, problem.target, backend, config.env.seed, attempt,
-                      Policy(getattr(models["observer"], "name", "model")), config=resolved(config))
+    traj = Trajectory(problem.id, problem.task_type, family=problem.family, target=problem.target, backend=backend,
+                      seed=config.env.seed, attempt=attempt, policy=Policy(getattr(models["observer"], "name", "model")),
+                      config=resolved(config))
     traj.started_at = time.time()
-    env.reset()
+    traj.env_version = env.reset()[1]["env_version"]
     recorder = Recorder(traj, on_step=on_step)
     models = role_models(models, config)
     compress = compressor(config, models.get("compressor"), recorder)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-ROLES = ("observer", "probe", "executor", "compressor")
+from aoi.protocols import MODEL_ROLES as ROLES  # the roles a config gives a model (models.<role>)
 
 
 class ConfigError(ValueError):

@@ -1,11 +1,12 @@
-"""The model protocol every backend implements, and the errors that decide retries."""
+"""A model's answer and the errors that decide retries; the Model protocol itself lives in aoi.protocols."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import KW_ONLY, dataclass, field
 
-Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
+from aoi.protocols import Message, Model
+
+__all__ = ["Completion", "Message", "Model", "ModelError", "TransientModelError"]
 
 
 @dataclass
@@ -13,22 +14,13 @@ class Completion:
     """One model answer with its cost."""
 
     text: str
+    _: KW_ONLY  # the text is positional, every count by keyword
     input_tokens: int = 0
     output_tokens: int = 0
     latency: float = 0.0
     logprobs: list[float] | None = None
     attempts: int = 1  # how many tries it took (retries on timeouts, 429 and 5xx)
     meta: dict = field(default_factory=dict)
-
-
-class Model(Protocol):
-    """A chat model: messages in, one completion out. `role` names the agent asking (LLMs ignore it)."""
-
-    name: str
-
-    def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
-        """Answer the conversation."""
 
 
 class ModelError(RuntimeError):

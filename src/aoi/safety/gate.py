@@ -4,14 +4,15 @@ each kubectl it runs; callers that judge a whole command before it runs elsewher
 
 from __future__ import annotations
 
+from aoi.protocols import SHELL_ROLES, Role
 from aoi.safety import baseline, policy
 from aoi.safety.kubeargs import parse
 from aoi.safety.shellwords import Refused
 
 MAX_COMMAND = 64 * 1024  # characters: a large ConfigMap patch fits; more is a payload, refused before any parsing
 FORBIDDEN = "Error: Forbidden by AOI's command policy"  # how every entry words a refusal; tools read it back
-LIMITED = policy.ROLES  # probe, executor: their own credentials plus the full command policy
-ADMIN = (None, "observer", "admin")
+LIMITED = SHELL_ROLES  # probe, executor: their own credentials plus the full command policy
+ADMIN = (None, Role.OBSERVER, Role.ADMIN)
 ADMIN_VERDICT = policy.Verdict(True, "The command keeps kubectl's identity, cluster and host files, so it may run.",
                                "admin")  # AIOpsLab parity: admin credentials, the baseline only
 

@@ -6,12 +6,11 @@ import re
 from typing import NamedTuple
 from urllib.parse import unquote
 
+from aoi.protocols import SHELL_ROLES
 from aoi.safety import baseline, filters, manifests, shellwords
 from aoi.safety.kubeargs import Call, parse
 from aoi.safety.resources import CLUSTER_SCOPED, IDENTITY, NAMESPACED, targets
 from aoi.safety.shellwords import Refused
-
-ROLES = ("probe", "executor")
 # Command paths (verb plus sub-command, aliases resolved) by what they do.
 READS = {"get", "describe", "logs", "top pod", "top node", "events", "explain", "api-resources", "api-versions",
          "version", "cluster-info", "auth can-i", "auth whoami", "config view",
@@ -90,7 +89,7 @@ def check(command: str, role: str) -> Verdict:
         >>> check("kubectl delete pod cart-1 -n shop", "probe").reason[:43]
         'kubectl delete is a write; the probe is rea'
     """
-    if role not in ROLES:
+    if role not in SHELL_ROLES:
         raise ValueError(f"unknown role {role!r}; use 'probe' or 'executor'")
     return _judge(lambda: kubectl_call(command), role)
 
@@ -107,7 +106,7 @@ def check_args(args: list[str], role: str, stdin: bytes | None = None) -> Verdic
         >>> check_args(["delete", "pod", "x", "-n", "shop"], "probe").allowed
         False
     """
-    if role not in ROLES:
+    if role not in SHELL_ROLES:
         raise ValueError(f"unknown role {role!r}; use 'probe' or 'executor'")
     return _judge(lambda: parse(list(args)), role, stdin)
 

@@ -12,8 +12,7 @@ import time
 
 from aoi.models.base import Completion, Message, ModelError
 from aoi.models.tokens import count_messages, count_tokens
-
-ROLES = ("observer", "probe", "executor", "compressor")
+from aoi.protocols import MODEL_ROLES
 
 
 class ExpertModel:
@@ -48,5 +47,5 @@ class ExpertModel:
         answer = {"probe": probe.respond, "observer": observer.respond, "executor": executor.respond,
                   "compressor": compressor.respond}.get(role)
         if answer is None:
-            raise ModelError(f"the expert plays {', '.join(ROLES)}, not {role!r}; give that role another model")
+            raise ModelError(f"the expert plays {', '.join(MODEL_ROLES)}, not {role!r}; give that role another model")
         return answer(messages)
