@@ -1,0 +1,64 @@
+"""The reward signals of a finished episode, read from its trajectory: the one place training and datasets get them.
+
+Every signal comes from what the environment judged or what the steps record, never from another model: AIOpsLab's
+verdict (`success`), the strict oracle (`strict_success`), partial credit from AIOpsLab's own result keys, the
+simulated time and environment steps to the answer, and the counts of malformed, refused and denied steps.
+"""
+
+from __future__ import annotations
+
+from aoi.store.sqlite import episode_success
+from aoi.trajectory import Trajectory
+
+TIME_KEYS = {"detection": "TTD", "localization": "TTL", "analysis": "TTA", "mitigation": "TTM"}
+# Step statuses a signal counts (str Enum values compare equal to these strings).
+FORMAT_ERRORS = ("format_error",)
+REFUSED = ("refused",)
+DENIED = ("approval_denied",)
+
+
+def partial_credit(task_type: str, results: dict | None) -> float:
+    """Return the share of the answer that was right, in [0, 1], from AIOpsLab's result keys.
+
+    Localization scores AIOpsLab's `Localization Accuracy` (a percentage); analysis scores half for each of the
+    system level and the fault type; detection and mitigation are all or nothing.
+
+    Example:
+        >>> partial_credit("analysis", {"system_level_correct": True, "fault_type_correct": False})
+        0.5
+        >>> partial_credit("localization", {"Localization Accuracy": 50.0, "success": False})
+        0.5
+        >>> partial_credit("detection", {"Detection Accuracy": "Correct"}), partial_credit("mitigation", {})
+        (1.0, 0.0)
+    """
+    results = results or {}
+    if task_type == "localization" and "Localization Accuracy" in results:
+        return min(max(float(results["Localization Accuracy"] or 0.0) / 100.0, 0.0), 1.0)
+    if task_type == "analysis" and ("system_level_correct" in results or "fault_type_correct" in results):
+        return (bool(results.get("system_level_correct")) + bool(results.get("fault_type_correct"))) / 2
+    return float(episode_success(results))
+
+
+def _count(traj: Trajectory, statuses: tuple[str, ...], role: str | None = None) -> int:
+    """Count the steps (of one role, or all) whose status is one of `statuses`."""
+    return sum(step.status in statuses for step in traj.steps if role is None or step.role == role)
+
+
+def episode_signals(traj: Trajectory) -> dict:
+    """Return the episode's reward signals as one flat dict of numbers and flags (None where there is no value).
+
+    Example:
+        >>> from aoi.trajectory import Step
+        >>> traj = Trajectory("p", "analysis", results={"success": False, "system_level_correct": True,
+        ...                   "TTA": 90.0, "steps": 6}, steps=[Step("observer", "x", status="format_error")])
+        >>> signals = episode_signals(traj)
+        >>> signals["success"], signals["partial"], signals["ttx"], signals["env_steps"], signals["format_errors"]
+        (False, 0.5, 90.0, 6, 1)
+    """
+    results = traj.results or {}
+    return {"success": episode_success(results), "strict_success": bool(traj.strict_success),
+            "partial": partial_credit(traj.task_type, results), "ttx": results.get(TIME_KEYS.get(traj.task_type, "")),
+            "env_steps": results.get("steps"), "model_calls": sum(1 for step in traj.steps if step.messages),
+            "format_errors": _count(traj, FORMAT_ERRORS), "observer_format_errors": _count(traj, FORMAT_ERRORS,
+                                                                                        "observer"),
+            "refused": _count(traj, REFUSED), "approval_denied": _count(traj, DENIED), "ended_by_error": bool(traj.error)}

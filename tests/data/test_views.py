@@ -1,0 +1,86 @@
+"""The SFT and RL views of a trajectory, and the reward signals every row and trainer reads from one place."""
+
+from __future__ import annotations
+
+from aoi.data.signals import episode_signals
+from aoi.data.views import chat, problem_key, replayable, rl_rows, sft_rows
+from aoi.trajectory import Policy, Step, Trajectory
+
+SYSTEM = {"role": "system", "content": "You are the Observer."}
+
+
+def decision(text: str, iteration: int, status: str = "ok") -> Step:
+    return Step("observer", text, status=status, messages=[SYSTEM, {"role": "user", "content": f"iteration {iteration}"}])
+
+
+def episode(*observer: Step, **extra) -> Trajectory:
+    """Return a localization episode: the given Observer decisions, each followed by one probe call."""
+    steps = []
+    for n, step in enumerate(observer):
+        steps.append(step)
+        steps.append(Step("probe", f"probe call {n}", action="exec_shell(...)", observation="pods",
+                          messages=[{"role": "system", "content": "You are the Probe."},
+                                    {"role": "user", "content": f"instruction {n}"}]))
+    steps.append(Step("observer", "", action='submit(["geo"])', observation="1", messages=[]))  # not a model call
+    defaults = dict(family="revoke_auth", target="mongodb-geo", seed=3, policy=Policy("expert"),
+                    results={"Localization Accuracy": 100.0, "success": True, "TTL": 60.0, "steps": 4},
+                    strict_success=True)
+    return Trajectory("revoke_auth_mongodb-localization-1", "localization", steps=steps, **{**defaults, **extra})
+
+
+def test_sft_rows_pair_the_messages_sent_with_the_decision():
+    rows = sft_rows(episode(decision("d0", 1), decision("d1", 2)))
+    observer = [r for r in rows if r["role"] == "observer"]
+    assert [r["decision_index"] for r in observer] == [0, 1]
+    assert observer[1]["prompt"] == [SYSTEM, {"role": "user", "content": "iteration 2"}]
+    assert observer[1]["completion"] == [{"role": "assistant", "content": "d1"}]
+    assert {r["role"] for r in rows} == {"observer", "probe"} and len(rows) == 4
+    row = observer[0]
+    assert (row["problem_id"], row["target"], row["seed"], row["app"]) == (
+        "revoke_auth_mongodb-localization-1", "mongodb-geo", 3, "hotel-reservation")
+    assert row["success"] is True and row["strict_success"] is True and row["task_type"] == "localization"
+
+
+def test_sft_leaves_out_malformed_and_failed_calls_but_keeps_their_index():
+    traj = episode(decision("not json", 1, "format_error"), decision("", 2, "error"), decision("d2", 3))
+    observer = [r for r in sft_rows(traj) if r["role"] == "observer"]
+    assert [(r["decision_index"], r["completion"][0]["content"]) for r in observer] == [(2, "d2")]
+
+
+def test_rl_rows_carry_the_prefix_that_replays_each_decision():
+    rows = rl_rows(episode(decision("d0", 1), decision("bad", 2, "format_error"), decision("d2", 3)))
+    assert [r["prefix"] for r in rows] == [[], ["d0"], ["d0", "bad"]]  # a malformed decision is replayed too
+    assert [r["decision_index"] for r in rows] == [0, 1, 2]
+    assert rows[2]["prompt"][1]["content"] == "iteration 3" and rows[2]["completion"][0]["content"] == "d2"
+
+
+def test_rl_rows_stop_at_a_failed_model_call_it_cannot_replay():
+    traj = episode(decision("d0", 1), decision("", 2, "error"), decision("d2", 3))
+    assert [s.text for s in replayable(traj)] == ["d0"]
+    assert len(rl_rows(traj)) == 1
+
+
+def test_rows_name_a_problem_without_target_with_an_empty_target():
+    traj = episode(decision("d0", 1), target=None)
+    assert {r["target"] for r in sft_rows(traj)} == {""}
+    assert problem_key(traj.problem_id, traj.target) == "revoke_auth_mongodb-localization-1@"
+
+
+def test_chat_keeps_role_and_content_as_text():
+    class Role(str):
+        value = "user"
+
+    assert chat([{"role": Role("x"), "content": None}, {"role": "tool", "content": {"a": 1}}]) == [
+        {"role": "user", "content": ""}, {"role": "tool", "content": '{"a": 1}'}]
+
+
+def test_signals_come_from_the_verdicts_and_the_steps():
+    traj = episode(decision("bad", 1, "format_error"), decision("d1", 2),
+                   results={"Localization Accuracy": 50.0, "success": False, "is_subset": True, "TTL": 90.0,
+                            "steps": 7}, strict_success=False)
+    traj.steps[1].status = "refused"
+    signals = episode_signals(traj)
+    assert (signals["success"], signals["strict_success"], signals["partial"]) == (False, False, 0.5)
+    assert (signals["ttx"], signals["env_steps"], signals["model_calls"]) == (90.0, 7, 4)
+    assert (signals["format_errors"], signals["observer_format_errors"], signals["refused"]) == (1, 1, 1)
+    assert signals["approval_denied"] == 0 and signals["ended_by_error"] is False
