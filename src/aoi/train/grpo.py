@@ -1,0 +1,212 @@
+"""GRPO for the Observer (TRL GRPOTrainer + PEFT LoRA) with rewards from real episodes in the twin.
+
+Two rollout modes (`rollout.mode` in the config file):
+- `per_decision` (the default): each row of the dataset's `rl` view is a recorded Observer state; TRL samples G
+  decisions for its prompt; each is played in the twin after replaying the row's prefix and finished by the expert
+  Observer; the episode's verdict is that decision's reward. It is TRL's native shape (one prompt, G completions), its
+  credit goes to the one decision that differs within a group, and it costs one generated decision per sample.
+- `whole_episode`: the policy plays the Observer for a whole episode from each start row; the episode's reward is
+  shared by its decisions (aoi.train.episodes).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from aoi.train.common import Lora, callbacks, device_arguments, offline, read_jsonl
+from aoi.train.dataset import data_sha256, load_view
+from aoi.train.manifest import read_manifest, write_manifest
+from aoi.train.rewards import DEFAULT_WEIGHTS, reward_functions
+from aoi.train.rollouts import OutcomeCache
+
+MODES = ("per_decision", "whole_episode")
+SECTIONS = ("grpo", "rewards", "rollout", "lora")
+COLUMNS = ("prompt", "problem_id", "target", "seed", "prefix", "decision_index")
+# GRPOConfig defaults sized for CPU; any GRPOConfig field may be set in the config file's `grpo` section.
+GRPO_DEFAULTS = {"num_generations": 4, "per_device_train_batch_size": 4, "max_completion_length": 256,
+                 "learning_rate": 1e-5, "temperature": 1.0, "beta": 0.0, "logging_steps": 1, "save_steps": 10,
+                 "save_total_limit": 3, "report_to": "none", "gradient_checkpointing": False}
+
+
+@dataclass(kw_only=True)
+class GrpoOptions:
+    """One GRPO run (the command's flags); the config file adds TRL's options, reward weights and the mode."""
+
+    data: Path
+    out: Path
+    role: str = "observer"
+    init: Path | None = None  # an SFT adapter to start from (its manifest names the base)
+    base: str | None = None  # tiny, smollm2 or a model directory (default: the init adapter's base, else tiny)
+    split: str = "by_target"
+    max_steps: int = 20
+    device: str = "cpu"
+    seed: int = 0
+    resume: bool = False  # continue from the newest checkpoint in OUT/checkpoints
+    config: Path | None = None
+    mode: str = "per_decision"
+    episode_steps: int = 30  # the environment's step budget per episode
+    weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    grpo: dict = field(default_factory=dict)
+    lora: Lora = field(default_factory=Lora)
+
+
+def read_config(options: GrpoOptions) -> GrpoOptions:
+    """Fold the YAML/JSON config file into the options; unknown sections or GRPOConfig fields are errors.
+
+    Example:
+        >>> import tempfile; path = Path(tempfile.mkdtemp()) / "grpo.yaml"
+        >>> _ = path.write_text("grpo: {loss_type: dr_grpo}\\nrewards: {success: 2.0}\\nrollout: {mode: whole_episode}")
+        >>> o = read_config(GrpoOptions(data=Path("d"), out=Path("o"), config=path))
+        >>> o.grpo["loss_type"], o.weights, o.mode
+        ('dr_grpo', {'success': 2.0}, 'whole_episode')
+    """
+    if options.config is None:
+        return options
+    path = Path(options.config)
+    if not path.is_file():
+        raise ValueError(f"config file {path} does not exist; give a YAML or JSON file with sections {SECTIONS}")
+    data = (json.loads if path.suffix == ".json" else yaml.safe_load)(path.read_text()) or {}
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise ValueError(f"{path}: unknown section {unknown[0]!r}; use {', '.join(SECTIONS)}")
+    _check_grpo_fields(path, data.get("grpo") or {})
+    rollout = data.get("rollout") or {}
+    return GrpoOptions(**{**options.__dict__, "grpo": data.get("grpo") or {}, "weights": data.get("rewards")
+                          or options.weights, "mode": rollout.get("mode", options.mode),
+                          "episode_steps": rollout.get("episode_steps", options.episode_steps),
+                          "lora": Lora(**data["lora"]) if data.get("lora") else options.lora})
+
+
+def _check_grpo_fields(path: Path, grpo: dict) -> None:
+    """Refuse names that are not GRPOConfig fields, and the ones the command sets itself."""
+    from trl import GRPOConfig
+
+    known = {f.name for f in fields(GRPOConfig)}
+    own = {"output_dir", "max_steps", "seed", "use_cpu", "bf16", "reward_weights"}
+    for name in grpo:
+        if name not in known:
+            raise ValueError(f"{path}: grpo.{name} is not a GRPOConfig field (TRL 1.16); check its spelling")
+        if name in own:
+            raise ValueError(f"{path}: grpo.{name} is set by the command (--max-steps, --seed, --device, rewards:)")
+
+
+def train_grpo(options: GrpoOptions) -> dict:
+    """Train the Observer with GRPO; write the adapter, checkpoints, metrics and manifest; return the manifest.
+
+    Example:
+        >>> train_grpo(GrpoOptions(data=Path("runs/data"), out=Path("runs/grpo"), max_steps=2))  # doctest: +SKIP
+        {'base': 'tiny', ...}
+    """
+    options = read_config(options)
+    _validate(options)
+    offline()
+    device_args = device_arguments(options.device)
+    digest = data_sha256(options.data)
+    rows = _rows(options)
+    cache = OutcomeCache(max_steps=options.episode_steps)
+    trainer = _trainer(options, rows, cache, device_args)
+    started = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=True if options.resume else None)
+    wall = time.perf_counter() - started
+    trainer.model.save_pretrained(str(options.out))
+    return write_manifest(options.out, base=_base_identity(options), data_sha256=digest, split=options.split,
+                          role=options.role, hyper_parameters=_hyper(options, trainer.args),
+                          metrics=_metrics(options, result, wall, cache), kind="grpo",
+                          extra={"init": _init_version(options), "mode": options.mode, "device": options.device})
+
+
+def _validate(options: GrpoOptions) -> None:
+    """Refuse what this trainer cannot do, saying what it can."""
+    if options.role != "observer":
+        raise ValueError(f"GRPO trains the observer (rewards come from its episodes), not {options.role!r}")
+    if options.mode not in MODES:
+        raise ValueError(f"rollout.mode {options.mode!r} is unknown; use {' or '.join(MODES)}")
+    if options.resume and not list(Path(options.out, "checkpoints").glob("checkpoint-*")):
+        raise ValueError(f"--resume found no checkpoint in {options.out}/checkpoints; run without --resume first")
+
+
+def _rows(options: GrpoOptions) -> Any:
+    """Return the train rows: every recorded decision (per_decision) or the episodes' starts (whole_episode)."""
+    rows = load_view(options.data, "rl", options.split, "train").select_columns(list(COLUMNS))
+    if options.mode == "whole_episode":
+        rows = rows.filter(lambda row: row["decision_index"] == 0, keep_in_memory=True)
+    return rows
+
+
+def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict) -> Any:
+    """Build the GRPOTrainer: base (+ the init adapter or a fresh LoRA), rewards, rollouts, metric sinks."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    model, tokenizer, peft_config = _model(options)
+    funcs, weights = reward_functions(cache, options.weights)
+    config = GRPOConfig(output_dir=str(Path(options.out) / "checkpoints"), max_steps=options.max_steps,
+                        seed=options.seed, reward_weights=weights, **{**GRPO_DEFAULTS, **options.grpo},
+                        **device_args)
+    extra = {}
+    if options.mode == "whole_episode":
+        from aoi.train.episodes import rollout_function
+
+        extra["rollout_func"] = rollout_function(rows, cache, options.episode_steps, options.seed)
+    return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=rows, processing_class=tokenizer,
+                       peft_config=peft_config, callbacks=callbacks(options.out), **extra)
+
+
+def _model(options: GrpoOptions) -> tuple[Any, Any, Any]:
+    """Return (model, tokenizer, peft config): the init adapter made trainable, or the base with a fresh LoRA."""
+    from aoi.models.bases import load_base
+
+    model, tokenizer = load_base(_base(options), options.device)
+    if options.init is None:
+        return model.train(), tokenizer, options.lora.peft()
+    from peft import PeftModel
+
+    read_manifest(options.init)  # a clear error for a folder that is not one of our adapters
+    return PeftModel.from_pretrained(model, str(options.init), is_trainable=True).train(), tokenizer, None
+
+
+def _base(options: GrpoOptions) -> str:
+    """Return the base to load: --base, else the init adapter's, else tiny."""
+    if options.base:
+        return options.base
+    return read_manifest(options.init)["base"] if options.init else "tiny"
+
+
+def _base_identity(options: GrpoOptions) -> dict:
+    """Return the base's identity for the manifest."""
+    from aoi.models.bases import base_identity
+
+    return base_identity(_base(options))
+
+
+def _init_version(options: GrpoOptions) -> str | None:
+    """Return the init adapter's version (None when GRPO started from a fresh LoRA)."""
+    return read_manifest(options.init)["version"] if options.init else None
+
+
+def _hyper(options: GrpoOptions, args) -> dict:
+    """Return the hyper-parameters the manifest records: TRL's effective settings, weights, LoRA, mode."""
+    chosen = {name: getattr(args, name) for name in sorted({*GRPO_DEFAULTS, *options.grpo, "loss_type",
+                                                            "scale_rewards", "epsilon", "num_iterations"})}
+    lora = options.lora.as_dict() if options.init is None else {"from": str(options.init)}
+    return {"grpo": chosen, "rewards": options.weights, "lora": lora, "mode": options.mode, "seed": options.seed,
+            "max_steps": options.max_steps, "episode_steps": options.episode_steps}
+
+
+def _metrics(options: GrpoOptions, result, wall: float, cache: OutcomeCache) -> dict:
+    """Return the run's figures: steps, speed, episodes played, and each reward's mean over the last log."""
+    logged = [line for line in read_jsonl(Path(options.out) / "metrics.jsonl") if "reward" in line]
+    last = logged[-1] if logged else {}
+    rewards = {key: value for key, value in last.items() if key.startswith("rewards/") or key == "reward"}
+    return {"steps": result.global_step, "wall_seconds": round(wall, 3), "episodes_played": cache.played,
+            "steps_per_second": round(result.global_step / wall, 4) if wall else None, "last": rewards}
+
+
+def options_dict(options: GrpoOptions) -> dict:
+    """Return the options as plain data (for printing)."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()}

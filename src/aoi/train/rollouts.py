@@ -1,0 +1,185 @@
+"""Rollouts in the twin: restore a recorded state by replaying its Observer prefix, play a decision, get the outcome.
+
+Episodes are deterministic by seed, so replaying the Observer's earlier decisions (the dataset's `prefix`) with the
+expert Probe/Executor brings the episode back to exactly the recorded state; the sampled decision is played there
+and a fixed continuation policy (the expert Observer) finishes the episode. The outcome is the environment's own
+verdict (AIOpsLab's results and the strict oracle), never a judge's opinion.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aoi.agents.actions import FormatError, extract_json
+from aoi.agents.observer import NEXT_STEPS
+from aoi.models.base import Completion, Message, Model
+from aoi.models.replay import ReplayModel
+
+TEAM = ("probe", "executor", "compressor")
+UNSAFE = ("refused", "approval_denied")  # step statuses (aoi.protocols.Status) of commands turned down
+
+
+@dataclass(frozen=True, kw_only=True)
+class State:
+    """A recorded Observer state: the episode (problem, target, seed) and the decisions that led there."""
+
+    problem_id: str
+    target: str | None = None
+    seed: int = 0
+    prefix: tuple[str, ...] = ()
+
+    @classmethod
+    def from_row(cls, row: dict) -> State:
+        """Read a state from a dataset row (`prefix` is a JSON list of decision texts, or a list).
+
+        Example:
+            >>> State.from_row({"problem_id": "p", "target": "", "seed": 3, "prefix": '["a"]'}).prefix
+            ('a',)
+        """
+        prefix = row.get("prefix") or []
+        prefix = json.loads(prefix) if isinstance(prefix, str) else prefix
+        return cls(problem_id=row["problem_id"], target=row.get("target") or None, seed=int(row.get("seed") or 0),
+                   prefix=tuple(prefix))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What an episode ended with, as the rewards read it."""
+
+    task_type: str
+    results: dict
+    success: bool
+    strict: bool
+    steps: int
+    max_steps: int
+    sim_seconds: float
+    unsafe: int  # commands refused or denied
+    decisions: tuple[str, ...] = ()  # the policy's Observer decisions (one in per-decision rollouts)
+    error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def valid_decision(text: str) -> bool:
+    """Return whether a text parses as an Observer decision (a JSON object whose "next" is known).
+
+    Example:
+        >>> valid_decision('{"next": "submit", "answer": "Yes"}'), valid_decision("submit now")
+        (True, False)
+    """
+    try:
+        return extract_json(text).get("next") in NEXT_STEPS
+    except (FormatError, AttributeError):
+        return False
+
+
+class ReplayMismatch(RuntimeError):
+    """Replaying a recorded prefix did not bring back the recorded state (not a ModelError: the loop must not retry)."""
+
+
+class ScriptedObserver:
+    """The Observer as a rollout plays it: scripted decisions first (a ReplayModel), then the continuation."""
+
+    def __init__(self, scripted: list[str], continuation: Model, expect: list[Message] | None = None):
+        self.script = ReplayModel([("observer", text) for text in scripted], name="prefix")
+        self.continuation, self.expect, self.name = continuation, expect, "scripted-observer"
+        self.checked = expect is None
+
+    def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
+                 temperature: float | None = None) -> Completion:
+        """Answer from the script while it lasts, then from the continuation policy."""
+        if self.script.remaining:
+            if self.script.remaining == 1 and not self.checked:
+                self._check(messages)
+            return self.script.complete(messages, role=role)
+        return self.continuation.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature)
+
+    def _check(self, messages: list[Message]) -> None:
+        """Fail when the replayed prefix did not bring back the state the decision was sampled for."""
+        self.checked = True
+        if [m.get("content") for m in messages] != [m.get("content") for m in self.expect]:
+            raise ReplayMismatch("replaying the dataset's prefix did not reproduce its recorded prompt (the "
+                                 "environment or agents changed since export?); re-export the dataset with this code")
+
+
+def team(observer: Model, expert: Model | None = None) -> dict[str, Model]:
+    """Return the models of a rollout: the given Observer with the expert Probe, Executor and Compressor."""
+    if expert is None:
+        from aoi.models.expert import ExpertModel
+
+        expert = ExpertModel()
+    return {"observer": observer, **dict.fromkeys(TEAM, expert)}
+
+
+def play(state: State, observer: Model, *, max_steps: int = 30) -> Outcome:
+    """Run one episode of the state's problem with the given Observer and the expert team; return its outcome.
+
+    Example:
+        >>> from aoi.models.expert import ExpertModel
+        >>> outcome = play(State(problem_id="scale_pod_zero_social_net-mitigation-1"), ExpertModel())  # doctest: +SKIP
+        >>> outcome.success, outcome.strict  # doctest: +SKIP
+        (True, True)
+    """
+    from aoi.agents.runtime import run_episode
+    from aoi.config import load_config
+    from aoi.env import make
+
+    config = load_config(overrides={"model": "expert", "env": {"seed": state.seed, "max_steps": max_steps}},
+                         environ={})
+    env = make(state.problem_id, seed=state.seed, target=state.target, max_steps=max_steps)
+    try:
+        traj = run_episode(env, config, team(observer))
+    finally:
+        env.close()
+    if traj.error and traj.error.startswith(ReplayMismatch.__name__):  # the rewards would belong to another state
+        raise ReplayMismatch(f"{state.problem_id} seed {state.seed}: {traj.error}")
+    return outcome_of(traj, max_steps)
+
+
+def outcome_of(traj, max_steps: int) -> Outcome:
+    """Summarise a trajectory as the rewards read it (an episode that was never judged counts as failed)."""
+    from aoi.env.scoring import TIME_KEYS, success_of
+
+    results = traj.results or {}
+    success = bool(results) and success_of(traj.task_type, results)
+    seconds = float(results.get(TIME_KEYS[traj.task_type]) or 0.0)
+    return Outcome(task_type=traj.task_type, results=results, success=success, strict=bool(traj.strict_success),
+                   steps=int(results.get("steps", max_steps)), max_steps=max_steps, sim_seconds=seconds,
+                   unsafe=sum(step.status in UNSAFE for step in traj.steps), error=traj.error)
+
+
+def play_decision(state: State, decision: str, *, continuation: Model | None = None,
+                  expect: list[Message] | None = None, max_steps: int = 30) -> Outcome:
+    """Restore the state, play `decision` as the Observer's next one, finish with the continuation (the expert).
+
+    `expect` is the prompt the decision was sampled for; the replay checks it came back exactly.
+    """
+    if continuation is None:
+        from aoi.models.expert import ExpertModel
+
+        continuation = ExpertModel()
+    observer = ScriptedObserver([*state.prefix, decision], continuation, expect)
+    outcome = play(state, observer, max_steps=max_steps)
+    return Outcome(**{**outcome.__dict__, "decisions": (decision,)})
+
+
+class OutcomeCache:
+    """Outcomes by (state, decision): every reward term of one sample reads one episode, played once."""
+
+    def __init__(self, max_steps: int = 30):
+        self.max_steps, self.played = max_steps, 0
+        self.outcomes: dict[Any, Outcome] = {}
+
+    def decision(self, row: dict, decision: str, expect: list[Message] | None = None) -> Outcome:
+        """Return the outcome of playing `decision` at the row's state (played on first use)."""
+        state = State.from_row(row)
+        key = (state, decision)
+        if key not in self.outcomes:
+            self.played += 1
+            self.outcomes[key] = play_decision(state, decision, expect=expect, max_steps=self.max_steps)
+        return self.outcomes[key]
+
+    def put(self, key: str, outcome: Outcome) -> None:
+        """Keep a whole-episode outcome under the key its rollout hands the rewards."""
+        self.outcomes[key] = outcome
