@@ -1,4 +1,4 @@
-"""`aoi data generate` with the expert on a few problems, exported; an RL prefix really restores its decision's state."""
+"""`aoi data generate` with the expert on two problems, exported; an RL prefix really restores its decision's state."""
 
 from __future__ import annotations
 

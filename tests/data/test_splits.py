@@ -6,7 +6,7 @@ import functools
 
 import pytest
 
-from aoi.data.splits import RULES, NO_FAULT, Key, SplitRules, catalogue_keys, held_out, make_splits, train_keys
+from aoi.data.splits import NO_FAULT, RULES, Key, SplitRules, catalogue_keys, held_out, make_splits, train_keys
 
 
 @functools.cache
@@ -32,7 +32,7 @@ def test_each_rule_splits_every_key_once(rule):
 
 def test_held_out_targets_never_appear_in_train_for_their_family():
     split, names = splits()["by_target"], by_name()
-    held = {tuple(h.split("/", 1)) for h in split["held_out"]}
+    held = {tuple(h.split("/", 1)) for h in split["held_out_names"]}
     seen = {(names[n].family, names[n].target) for n in split["train"]}
     assert held and not held & seen
     assert all((names[n].family, names[n].target) in held for n in split["test"])
@@ -47,20 +47,20 @@ def test_every_parametric_family_keeps_some_targets_for_training():
 def test_held_out_families_never_appear_in_train_and_the_no_fault_family_stays():
     split, names = splits()["by_family"], by_name()
     train_families = {names[n].family for n in split["train"]}
-    assert split["held_out"] and not set(split["held_out"]) & train_families
-    assert NO_FAULT in train_families and NO_FAULT not in split["held_out"]
+    assert split["held_out_names"] and not set(split["held_out_names"]) & train_families
+    assert NO_FAULT in train_families and NO_FAULT not in split["held_out_names"]
 
 
 def test_by_app_holds_out_one_whole_app():
     split, names = splits()["by_app"], by_name()
-    assert {names[n].app for n in split["test"]} == set(split["held_out"]) and len(split["held_out"]) == 1
-    assert not {names[n].app for n in split["train"]} & set(split["held_out"])
+    assert {names[n].app for n in split["test"]} == set(split["held_out_names"]) and len(split["held_out_names"]) == 1
+    assert not {names[n].app for n in split["train"]} & set(split["held_out_names"])
 
 
 def test_the_same_seed_gives_the_same_split_and_another_seed_another():
     again = make_splits(list(reversed(keys())), SplitRules(seed=0))
     assert again == splits(0)
-    assert splits(1)["by_target"]["held_out"] != splits(0)["by_target"]["held_out"]
+    assert splits(1)["by_target"]["held_out_names"] != splits(0)["by_target"]["held_out_names"]
 
 
 def test_the_held_out_app_can_be_named_and_is_checked():

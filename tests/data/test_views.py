@@ -10,7 +10,8 @@ SYSTEM = {"role": "system", "content": "You are the Observer."}
 
 
 def decision(text: str, iteration: int, status: str = "ok") -> Step:
-    return Step("observer", text, status=status, messages=[SYSTEM, {"role": "user", "content": f"iteration {iteration}"}])
+    user = {"role": "user", "content": f"iteration {iteration}"}
+    return Step("observer", text, status=status, messages=[SYSTEM, user])
 
 
 def episode(*observer: Step, **extra) -> Trajectory:
@@ -22,9 +23,9 @@ def episode(*observer: Step, **extra) -> Trajectory:
                           messages=[{"role": "system", "content": "You are the Probe."},
                                     {"role": "user", "content": f"instruction {n}"}]))
     steps.append(Step("observer", "", action='submit(["geo"])', observation="1", messages=[]))  # not a model call
-    defaults = dict(family="revoke_auth", target="mongodb-geo", seed=3, policy=Policy("expert"),
-                    results={"Localization Accuracy": 100.0, "success": True, "TTL": 60.0, "steps": 4},
-                    strict_success=True)
+    defaults = {"family": "revoke_auth", "target": "mongodb-geo", "seed": 3, "policy": Policy("expert"),
+                "results": {"Localization Accuracy": 100.0, "success": True, "TTL": 60.0, "steps": 4},
+                "strict_success": True}
     return Trajectory("revoke_auth_mongodb-localization-1", "localization", steps=steps, **{**defaults, **extra})
 
 

@@ -19,13 +19,14 @@ def episode(**extra) -> Trajectory:
     """Return an episode mixing env actions with steps that never reached the environment."""
     steps = [
         Step("observer", '{"next": "probe"}'),
-        Step("probe", "I list pods.\n```\nexec_shell(\"kubectl get pods\")\n```", action='exec_shell("kubectl get pods")',
-             observation=f"NAME READY\ngeo-1 0/1\n{NEXT}", input_tokens=50, output_tokens=9, logprobs=[-0.1, -0.2]),
+        Step("probe", "I list pods.\n```\nexec_shell(\"kubectl get pods\")\n```",
+             action='exec_shell("kubectl get pods")', observation=f"NAME READY\ngeo-1 0/1\n{NEXT}", input_tokens=50,
+             output_tokens=9, logprobs=[-0.1, -0.2]),
         Step("compressor", "geo-1 is not ready", input_tokens=20, output_tokens=5),
         Step("observer", "submit", action='submit("Yes")', observation="1"),
     ]
-    defaults = dict(policy=Policy("expert"), steps=steps, results={"Detection Accuracy": "Correct", "TTD": 30.0},
-                    started_at=1712345678.25, ended_at=1712345699.5, id="3f2a")
+    defaults = {"policy": Policy("expert"), "steps": steps, "results": {"Detection Accuracy": "Correct", "TTD": 30.0},
+                "started_at": 1712345678.25, "ended_at": 1712345699.5, "id": "3f2a"}
     return Trajectory("k8s_target_port-misconfig-detection-1", "detection", **{**defaults, **extra})
 
 

@@ -1,4 +1,4 @@
-"""Messages in the store: kept once and compressed, read back whole, freed with their episodes; old stores still read."""
+"""Messages in the store: kept once, compressed, read back whole, freed with their episodes; old stores still read."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def write_schema_1(path, trajs: list[Trajectory], inline_messages: bool) -> None
             for step in data["steps"]:
                 if not inline_messages:
                     del step["messages"]
-            row = {column: None for column in COLUMNS} | {
+            row = dict.fromkeys(COLUMNS) | {
                 "id": traj.id, "problem_id": traj.problem_id, "task_type": traj.task_type, "success": 1,
                 "model": traj.policy.model, "attempt": traj.attempt, "started_at": traj.started_at,
                 "steps_count": len(traj.steps), "data": orjson.dumps(data).decode()}

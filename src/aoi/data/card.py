@@ -77,7 +77,7 @@ def _splits(splits: dict, rules, trajs: list[Trajectory]) -> list[str]:
     names = Counter(problem_key(t.problem_id, t.target) for t in trajs)
     for rule in split_rules.RULES:
         side = {s: sum(names[k] for k in splits[rule][s]) for s in ("train", "test")}
-        held = splits[rule]["held_out"]
+        held = splits[rule]["held_out_names"]
         shown = ", ".join(held[:8]) + (f", ... ({len(held)} in all, see splits.json)" if len(held) > 8 else "")
         lines.append(f"| {rule} | {len(splits[rule]['train'])} | {len(splits[rule]['test'])} | {side['train']} | "
                      f"{side['test']} | {shown} |")
@@ -95,7 +95,8 @@ def write_card(path: Path, sources, trajs: list[Trajectory], counts: dict, split
              "(every recorded episode of each run; the twin's own verdicts, no LLM judge).", "",
              "## Sources", "", *_sources(sources, trajs), "", *_mismatches(sources, rules),
              "Observer policies: " + "; ".join(f"{p} ({n} episodes)" for p, n in policies.most_common()) + ".",
-             f"Verdicts: AIOpsLab success {_share(trajs, 'success')}, strict success {_share(trajs, 'strict_success')}.",
+             f"Verdicts: AIOpsLab success {_share(trajs, 'success')}, strict success "
+             f"{_share(trajs, 'strict_success')}.",
              "", "## Views", "",
              f"- `sft/<role>/` and `sft/<role>.parquet`: one row per model call of the role whose status is ok (or a "
              f"tool error after a well-formed call) and whose text is not empty: `prompt` (the messages sent) -> "

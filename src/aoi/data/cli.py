@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -43,7 +42,7 @@ def export_command(
                              "splits.json, card.md."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an earlier export in --out."),
     split_seed: int = SPLIT_SEED, target_ratio: float = TARGET_RATIO, family_ratio: float = FAMILY_RATIO,
-    holdout_app: Optional[str] = HOLDOUT_APP,
+    holdout_app: str | None = HOLDOUT_APP,
 ) -> None:
     """Write the runs' trajectories as Hugging Face datasets (SFT per role, RL), splits.json and card.md."""
     from aoi.clierrors import path_errors
@@ -66,19 +65,19 @@ def generate_command(
     out: Path = typer.Option(..., "--out", help="Run directory (resumable, as `aoi eval --out`)."),
     model: str = typer.Option("expert", "--model", help="Model spec of the team (the teacher)."),
     problems: str = typer.Option("all", "--problems", help="all, or comma-separated problem ids."),
-    targets: Optional[str] = typer.Option(None, "--targets", help="all (every valid target), comma-separated "
-                                          "target names, or nothing (each problem's own target)."),
-    task_type: Optional[str] = typer.Option(None, "--task-type", help="detection, localization, analysis or "
-                                            "mitigation."),
-    app: Optional[str] = typer.Option(None, "--app", help="hotel-reservation, social-network or astronomy-shop."),
-    split: Optional[str] = typer.Option(None, "--split", help="by_target, by_family or by_app: run only that "
-                                        "split's train side (the same options make the same split in export)."),
+    targets: str | None = typer.Option(None, "--targets", help="all (every valid target), comma-separated "
+                                       "target names, or nothing (each problem's own target)."),
+    task_type: str | None = typer.Option(None, "--task-type", help="detection, localization, analysis or "
+                                         "mitigation."),
+    app: str | None = typer.Option(None, "--app", help="hotel-reservation, social-network or astronomy-shop."),
+    split: str | None = typer.Option(None, "--split", help="by_target, by_family or by_app: run only that "
+                                     "split's train side (the same options make the same split in export)."),
     k: int = typer.Option(1, "-k", "--k", help="Attempts per problem (attempt a runs with seed + a)."),
     workers: int = typer.Option(1, "--workers", help="Episodes run at once (one process each)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Base seed of the episodes (default: config, else 0)."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    seed: int | None = typer.Option(None, "--seed", help="Base seed of the episodes (default: config, else 0)."),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
     split_seed: int = SPLIT_SEED, target_ratio: float = TARGET_RATIO, family_ratio: float = FAMILY_RATIO,
-    holdout_app: Optional[str] = HOLDOUT_APP,
+    holdout_app: str | None = HOLDOUT_APP,
 ) -> None:
     """Produce teacher data: run the team on the chosen problems and targets into a run directory."""
     from aoi.config import ConfigError, load_config

@@ -59,6 +59,6 @@ def episode_signals(traj: Trajectory) -> dict:
     return {"success": episode_success(results), "strict_success": bool(traj.strict_success),
             "partial": partial_credit(traj.task_type, results), "ttx": results.get(TIME_KEYS.get(traj.task_type, "")),
             "env_steps": results.get("steps"), "model_calls": sum(1 for step in traj.steps if step.messages),
-            "format_errors": _count(traj, FORMAT_ERRORS), "observer_format_errors": _count(traj, FORMAT_ERRORS,
-                                                                                        "observer"),
-            "refused": _count(traj, REFUSED), "approval_denied": _count(traj, DENIED), "ended_by_error": bool(traj.error)}
+            "format_errors": _count(traj, FORMAT_ERRORS),
+            "observer_format_errors": _count(traj, FORMAT_ERRORS, "observer"), "refused": _count(traj, REFUSED),
+            "approval_denied": _count(traj, DENIED), "ended_by_error": bool(traj.error)}

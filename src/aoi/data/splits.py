@@ -102,7 +102,7 @@ def is_test(rule: str, key: Key, held: dict[str, list[str]]) -> bool:
 
 
 def make_splits(keys: list[Key], rules: SplitRules = SplitRules()) -> dict:
-    """Return splits.json: per rule the sorted train and test key names and what it holds out.
+    """Return splits.json: per rule the sorted train and test key names, and the names it holds out.
 
     Example:
         >>> splits = make_splits(catalogue_keys())
@@ -114,7 +114,8 @@ def make_splits(keys: list[Key], rules: SplitRules = SplitRules()) -> dict:
     splits = {}
     for rule in RULES:
         test = {k.name for k in keys if is_test(rule, k, held)}
-        splits[rule] = {"train": sorted({k.name for k in keys} - test), "test": sorted(test), "held_out": held[rule]}
+        splits[rule] = {"train": sorted({k.name for k in keys} - test), "test": sorted(test),
+                        "held_out_names": held[rule]}
     return splits
 
 

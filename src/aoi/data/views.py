@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 from aoi.trajectory import Step, Trajectory
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -67,10 +66,10 @@ def _verdict(success: bool | None) -> str:
 
 @trajectories_app.command("list")
 def list_command(
-    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
     limit: int = typer.Option(20, "--limit", min=1, help="How many of the most recent episodes."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line (every indexed column)."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
 ) -> None:
     """List the most recent episodes, newest first: id, start, problem, model, success/strict, steps."""
     rows = open_store(store, config_file).recent(limit)
@@ -145,9 +144,9 @@ def print_trajectory(console: Console, traj) -> None:
 @trajectories_app.command("show")
 def show_command(
     trajectory_id: str = typer.Argument(..., help="A trajectory id (as `aoi run` prints it) or its unique prefix."),
-    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the stored record as JSON instead."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
 ) -> None:
     """Print one trajectory: problem, models, verdicts, then every step with its action and observation."""
     traj = resolve(open_store(store, config_file), trajectory_id)
@@ -161,8 +160,8 @@ def show_command(
 def export_command(
     trajectory_ids: list[str] = typer.Argument(..., help="Trajectory ids (or unique prefixes)."),
     out: Path = typer.Option(..., "--out", help="The JSONL file to write (one trajectory per line)."),
-    store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
 ) -> None:
     """Write trajectories to a JSONL file, one stored record per line, in the order given."""
     from aoi.clierrors import path_errors

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import zlib
-from typing import Iterable
+from collections.abc import Iterable
 
 import orjson
 

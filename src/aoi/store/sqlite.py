@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 import orjson
 
