@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from aoi.twin import build_twin
-from aoi.twin.resources import RESOURCES
+from aoi.twin.core.resources import RESOURCES
 from aoi.twin.testing import Served
 
 FUZZ = Path(__file__).resolve().parents[1] / "src" / "aoi" / "twin" / "api" / "fuzz.py"

@@ -37,7 +37,7 @@ def rss_mb() -> float:
 
 def prepare(twin, n: int, service: bool) -> None:
     """Add nodes for n pods and the namespace (and Service) the Deployment lives in, through the API layer."""
-    from aoi.twin import operations
+    from aoi.twin.core import operations
     from aoi.twin.bootstrap import node_object
 
     with twin.lock:
@@ -56,7 +56,7 @@ def prepare(twin, n: int, service: bool) -> None:
 
 def deploy(twin, n: int) -> None:
     """Create the Deployment of n small pods."""
-    from aoi.twin import operations
+    from aoi.twin.core import operations
 
     container = {"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}
     with twin.lock:

@@ -15,7 +15,8 @@ import sys
 
 CHILD = """
 import resource, sys, time
-from aoi.twin import build_twin, operations
+from aoi.twin import build_twin
+from aoi.twin.core import operations
 n, budget = int(sys.argv[1]), int(float(sys.argv[2]) * 2**20)
 twin = build_twin([], seed=0)
 twin.store.log.budget = budget

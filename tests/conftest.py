@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aoi.twin import build_twin
-from aoi.twin.catalog import load_app
+from aoi.apps.catalog import load_app
 from aoi.twin.testing import Served
 
 

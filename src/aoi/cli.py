@@ -93,8 +93,8 @@ def twin_up(
 
     from aoi.clierrors import path_errors, writable
     from aoi.twin import build_twin
-    from aoi.twin.catalog import APP_NAMES
-    from aoi.twin.clock import SimClock
+    from aoi.apps.catalog import APP_NAMES
+    from aoi.twin.core.clock import SimClock
     from aoi.twin.factory import WARMUP_SECONDS
     from aoi.twin.serving import Ticker, serve, write_kubeconfigs
 

@@ -24,7 +24,7 @@ from aoi.problems.oracles import strict_check
 from aoi.problems.registry import make as make_problem
 from aoi.problems.registry import problem_ids
 from aoi.twin import build_twin
-from aoi.twin.clock import SimClock
+from aoi.twin.core.clock import SimClock
 from aoi.twin.factory import WARMUP_SECONDS
 from aoi.twin.serving import Ticker
 from aoi.twin.testing import Served

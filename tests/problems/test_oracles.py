@@ -11,7 +11,8 @@ import pytest
 from aoi.problems import make, oracles, parity, problem_ids, strict
 from aoi.problems.cluster import Cluster
 from aoi.problems.oracles import judge, parity_check, strict_check
-from aoi.twin import build_twin, operations
+from aoi.twin import build_twin
+from aoi.twin.core import operations
 from aoi.twin.serving import serve, write_kubeconfigs
 
 SOCIAL, HOTEL, ASTRO = "test-social-network", "test-hotel-reservation", "astronomy-shop"

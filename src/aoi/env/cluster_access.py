@@ -14,7 +14,7 @@ from aoi.faults import Kube
 from aoi.rbac import IDENTITY_NAMESPACE
 from aoi.twin.kubectl import kubectl_binary, kubectl_env, spawn, stop
 
-MANIFESTS = Path(__file__).resolve().parents[1] / "twin" / "apps"
+MANIFESTS = Path(__file__).resolve().parents[1] / "apps"
 TOKEN_SECONDS = 3600
 RBAC_HINT = "apply AOI's identities first: `aoi rbac --namespace {namespace} | kubectl apply -f -`"
 # (role, verb, resource, expected answer of `kubectl auth can-i ... -n <app namespace>`)

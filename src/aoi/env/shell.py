@@ -1,6 +1,6 @@
 """exec_shell as a shell: the twin's POSIX shell on a simulated cluster host, with kubectl as one of its programs.
 
-AIOpsLab runs each command with `sh -c` on the kind control-plane node. Here the twin's shell (aoi.twin.programs)
+AIOpsLab runs each command with `sh -c` on the kind control-plane node. Here the twin's shell (aoi.shellsim)
 parses and runs the whole script in memory: pipes, loops, `$(...)`, heredocs and redirections reach only the
 simulated host's files. kubectl is the one program that leaves it: each invocation, after expansion, is judged by
 the role's enforcement point (aoi.safety.gate.judge) and then runs the real kubectl with the role's kubeconfig, fed
@@ -14,9 +14,9 @@ from typing import Callable
 
 from aoi.safety import gate
 from aoi.safety.shellwords import Refused
-from aoi.twin.programs.context import ExecContext, ExecResult
-from aoi.twin.programs.registry import default_registry
-from aoi.twin.programs.shell import sh_program
+from aoi.shellsim.context import ExecContext, ExecResult
+from aoi.shellsim.registry import default_registry
+from aoi.shellsim.shell import sh_program
 
 HOST = "kind-control-plane"
 # AIOpsLab refuses these before running anything (substring match), with these short answers.

@@ -14,7 +14,7 @@ from aoi.faults import get as get_injector
 from aoi.problems.model import Problem
 from aoi.twin import build_twin
 from aoi.twin.behaviour import metrics
-from aoi.twin.catalog import load_app
+from aoi.apps.catalog import load_app
 from aoi.twin.kubectl import KubectlRunner
 from aoi.twin.serving import serve, write_kubeconfigs
 
@@ -94,7 +94,7 @@ class TwinBackend:
 
     def settle(self) -> None:
         """Let the system settle (bounded: SETTLE_LIMIT) before the strict verdict; AIOpsLab's own does not wait."""
-        from aoi.twin.podstatus import is_ready
+        from aoi.twin.core.podstatus import is_ready
 
         end = self.now() + SETTLE_LIMIT
         while self.now() < end:

@@ -7,7 +7,7 @@ from typing import Callable
 from aoi.problems import targets as t
 from aoi.problems.families import FLAG_ANSWERS, FLAG_VARIANTS
 from aoi.problems.model import Answers, Family, Fault, frozen
-from aoi.twin.catalog import load_app
+from aoi.apps.catalog import load_app
 
 FLOWER_NAMESPACE = "docker"  # AIOpsLab's name for the Docker Compose "namespace" of Flower
 MONGO_FAMILIES = ("mongo_revoke", "mongo_drop_user")  # localization accepts mongodb-X and X (AIOpsLab special case)

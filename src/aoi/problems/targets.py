@@ -10,7 +10,7 @@ import fnmatch
 import json
 from typing import Callable
 
-from aoi.twin.catalog import App, load_app
+from aoi.apps.catalog import App, load_app
 
 GO_IMAGE = "yinfangchen/hotelreservation:*"  # the one image every HotelReservation Go service runs
 

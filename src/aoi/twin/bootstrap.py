@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aoi import rbac
-from aoi.twin import operations
-from aoi.twin.clock import rfc3339, rfc3339_micro
+from aoi.twin.core import operations
+from aoi.twin.core.clock import rfc3339, rfc3339_micro
 from aoi.twin.controllers.base import Controller
 
 if TYPE_CHECKING:
-    from aoi.twin.cluster import Twin
+    from aoi.twin.twin import Twin
 
 KUBE_VERSION = "v1.32.0"
 NODES = (("kind-control-plane", "172.18.0.2", "10.244.0.0/24", True),

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from aoi.twin import credentials
-from aoi.twin.appruntime import CatalogRuntime
+import copy
+
+from aoi.twin.api import credentials
+from aoi.twin.behaviour.appruntime import CatalogRuntime
 from aoi.twin.bootstrap import NodeLeases, bootstrap, install_identities
-from aoi.twin.catalog import APP_NAMES, deploy, load_app
-from aoi.twin.clock import SimClock
-from aoi.twin.cluster import Twin
+from aoi.apps.catalog import APP_NAMES, App, load_app
+from aoi.twin.core import operations
+from aoi.twin.core.clock import SimClock
+from aoi.twin.core.errors import ApiError
+from aoi.twin.twin import Twin
 from aoi.twin.controllers.cronjob import CronJobController
 from aoi.twin.controllers.daemonset import DaemonSetController
 from aoi.twin.controllers.chaos import ChaosController
 from aoi.twin.controllers.deployment import DeploymentController
 from aoi.twin.controllers.endpoints import EndpointsController
-from aoi.twin.controllers.kubelet import Kubelet
+from aoi.twin.kubelet.controller import Kubelet
 from aoi.twin.controllers.lifecycle import GarbageCollector, NamespaceController
 from aoi.twin.controllers.job import JobController
 from aoi.twin.controllers.replicaset import ReplicaSetController
@@ -30,6 +34,19 @@ def default_controllers() -> list:
     return [NamespaceController(), DeploymentController(), ReplicaSetController(), StatefulSetController(),
             DaemonSetController(), JobController(), CronJobController(), PersistentVolumeController(), Scheduler(),
             Kubelet(), EndpointsController(), GarbageCollector(), NodeLeases(), ChaosController()]
+
+
+def deploy(twin, app: App) -> None:
+    """Create every object of the app in manifest order (like `kubectl create -f`), then settle."""
+    for doc in app.documents:
+        res = twin.catalog.for_object(doc)
+        if res is None:
+            raise ValueError(f"{app.name}: manifest kind {doc.get('apiVersion')}/{doc.get('kind')} is not served")
+        try:
+            operations.create(twin, res, doc["metadata"].get("namespace", ""), copy.deepcopy(doc))
+        except ApiError as exc:
+            if exc.reason != "AlreadyExists" or res.kind != "Namespace":
+                raise
 
 
 def build_twin(apps: tuple[str, ...] | list[str] = APP_NAMES, seed: int = 0, clock: SimClock | None = None,

@@ -12,7 +12,7 @@ from pathlib import Path
 from aoi import runtime_dirs
 from aoi.twin.api import tls
 from aoi.twin.api.server import TwinServer
-from aoi.twin.cluster import WALL_PAUSE_HOOKS, Twin
+from aoi.twin.twin import WALL_PAUSE_HOOKS, Twin
 
 ROLES = ("admin", "probe", "executor")
 TICK_SECONDS = 0.2

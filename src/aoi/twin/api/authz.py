@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aoi.twin.errors import ApiError
+from aoi.twin.core.errors import ApiError
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from aoi.twin import errors
-from aoi.twin.errors import ApiError
+from aoi.twin.core import errors
+from aoi.twin.core.errors import ApiError
 
 MAX_BYTES = 3 * 1024 * 1024  # the API server's default request body limit
 MAX_DEPTH = 100  # deeper than any real object; well inside what the encoders and deepcopy can recurse through

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 
 from aoi.twin.api import bodies
 from aoi.twin.api.handlers import Reply
-from aoi.twin.errors import ApiError
+from aoi.twin.core.errors import ApiError
 
 LINGER_SECONDS = 0.5  # how long a refused body may keep arriving before the connection closes
 READ_TIMEOUT = 60.0  # seconds a connection may sit idle or stall mid-body before the server closes it

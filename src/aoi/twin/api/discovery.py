@@ -8,7 +8,7 @@ import orjson
 
 from aoi.twin.api import routes
 from aoi.twin.api.handlers import Reply, ok
-from aoi.twin.resources import CATALOG, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, Resource
+from aoi.twin.core.resources import CATALOG, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, Resource
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0",

@@ -7,15 +7,16 @@ from dataclasses import dataclass
 import orjson
 import yaml
 
-from aoi.twin import credentials, errors, operations
+from aoi.twin.api import credentials
+from aoi.twin.core import errors, operations
 from aoi.twin.api import authz, bodies, paging, shapes
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
 from aoi.twin.api.tables import render_table
-from aoi.twin.errors import ApiError
-from aoi.twin.resources import SUBRESOURCE_KINDS
-from aoi.twin.selectors import SelectorError, parse_field_selector, parse_label_selector
+from aoi.twin.core.errors import ApiError
+from aoi.twin.core.resources import SUBRESOURCE_KINDS
+from aoi.twin.core.selectors import SelectorError, parse_field_selector, parse_label_selector
 
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -158,7 +159,7 @@ def update_object(twin, call: Call) -> Reply:
 
 def patch_object(twin, call: Call) -> Reply:
     """Answer a PATCH; an apply patch of a missing object creates it."""
-    from aoi.twin.api.patch import PatchError
+    from aoi.twin.core.patch import PatchError
 
     r = call.route
     ctype = call.headers.get("content-type") or ""
@@ -178,7 +179,7 @@ def patch_object(twin, call: Call) -> Reply:
 
 def check_patched(r: Route, current: dict | None, body: bytes, ctype: str) -> None:
     """Type-check the object a patch would make before anything is stored (the patch engine is pure)."""
-    from aoi.twin.api.patch import apply_patch
+    from aoi.twin.core.patch import apply_patch
 
     if r.subresource == "scale" or (current is None and not ctype.startswith("application/apply-patch")):
         return  # a Scale is checked when its replicas are set; a missing object is a 404 further on
@@ -259,7 +260,7 @@ def token_request(twin, route: Route, body: dict, dry_run: bool = False) -> dict
     if token:
         twin.tokens[token] = authz.service_account_user(route.namespace, route.name)
     expires = twin.clock.now() + int((body.get("spec") or {}).get("expirationSeconds") or 3600)
-    from aoi.twin.clock import rfc3339
+    from aoi.twin.core.clock import rfc3339
 
     body = dict(body)
     body["status"] = {"token": token, "expirationTimestamp": rfc3339(expires)}

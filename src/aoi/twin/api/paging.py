@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from aoi.twin import errors
-from aoi.twin.errors import ApiError
+from aoi.twin.core import errors
+from aoi.twin.core.errors import ApiError
 
 TOKEN_VERSION = "meta.k8s.io/v1"
 LATEST = -1  # a token's resourceVersion meaning "continue at the latest version" (the 410 answer's hint)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from aoi.twin import errors, operations
+from aoi.twin.core import errors, operations
 from aoi.twin.api import websocket as ws
 from aoi.twin.api.handlers import Call, Reply, matcher, ok
-from aoi.twin.clock import parse_time, rfc3339, rfc3339_micro
-from aoi.twin.errors import ApiError
+from aoi.twin.core.clock import parse_time, rfc3339, rfc3339_micro
+from aoi.twin.core.errors import ApiError
 
 
 def pick_container(pod: dict, requested: str) -> str:
@@ -90,7 +90,7 @@ def exec_preflight(twin, call: Call) -> tuple[dict, str, list[str]]:
 
 def serve_exec(handler, twin, call: Call) -> None:
     """Run a command in a container over WebSocket (v5.channel.k8s.io)."""
-    from aoi.twin.execution import run_in_container
+    from aoi.twin.kubelet.execution import run_in_container
 
     protocol = ws.choose_protocol(call.headers.get("sec-websocket-protocol"))
     with twin.lock:

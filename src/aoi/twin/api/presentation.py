@@ -15,7 +15,7 @@ import time
 
 import orjson
 
-from aoi.twin.clock import parse_time, rfc3339, rfc3339_micro
+from aoi.twin.core.clock import parse_time, rfc3339, rfc3339_micro
 
 CLIENT_AGE_COMMANDS = ("kubectl describe", "kubectl events")
 EVENT_TIMES = ("firstTimestamp", "lastTimestamp", "eventTime")

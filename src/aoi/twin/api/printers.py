@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from aoi.twin.clock import parse_time
+from aoi.twin.core.clock import parse_time
 
 Cells = list[Any]
 

@@ -12,7 +12,7 @@ from aoi.twin.api.printers import (
     age, bool_text, container_cells, format_labels, format_selector, human_duration, name, selector_string, since,
     template_spec,
 )
-from aoi.twin.clock import parse_time
+from aoi.twin.core.clock import parse_time
 
 
 @dataclass

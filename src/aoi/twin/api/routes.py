@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
-from aoi.twin import errors
-from aoi.twin.errors import ApiError
-from aoi.twin.resources import CATALOG, Resource
+from aoi.twin.core import errors
+from aoi.twin.core.errors import ApiError
+from aoi.twin.core.resources import CATALOG, Resource
 
 # Query parameters the API server decodes as int64 (ListOptions, DeleteOptions, PodLogOptions).
 INTEGER_PARAMS = ("timeoutSeconds", "limit", "gracePeriodSeconds", "tailLines", "sinceSeconds", "limitBytes")
@@ -73,7 +73,7 @@ def check_query(method: str, query: dict[str, list[str]]) -> None:
         >>> check_query("GET", {"timeoutSeconds": ["abc"]})
         Traceback (most recent call last):
         ...
-        aoi.twin.errors.ApiError: invalid value "abc" for query parameter timeoutSeconds: it must be an integer
+        aoi.twin.core.errors.ApiError: invalid value "abc" for query parameter timeoutSeconds: it must be an integer
     """
     for key in INTEGER_PARAMS:
         value = query.get(key, [""])[0]

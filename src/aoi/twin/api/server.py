@@ -9,13 +9,13 @@ import ssl
 import threading
 from http.server import ThreadingHTTPServer
 
-from aoi.twin import errors
+from aoi.twin.core import errors
 from aoi.twin.api import authz, discovery, handlers, pods, routes
 from aoi.twin.api.connection import READ_TIMEOUT, Connection
 from aoi.twin.api.handlers import Call, Reply
 from aoi.twin.api.watch import pull_for_poll, serve_watch
-from aoi.twin.errors import ApiError
-from aoi.twin.resources import SUBRESOURCE_VERBS
+from aoi.twin.core.errors import ApiError
+from aoi.twin.core.resources import SUBRESOURCE_VERBS
 
 log = logging.getLogger(__name__)
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")  # the rest answer 405 once authenticated
@@ -155,7 +155,7 @@ def unexpected(exc: Exception, body: bytes) -> ApiError:
 
 def errors_forbidden(call: Call, verb: str, resource: str) -> ApiError:
     """Build the RBAC denial for a call."""
-    from aoi.twin.errors import forbidden
+    from aoi.twin.core.errors import forbidden
 
     r = call.route
     return forbidden(call.user.name, verb, r.resource, resource, r.group, r.namespace, r.name)

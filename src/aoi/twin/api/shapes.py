@@ -3,9 +3,9 @@ the twin's admission and controllers read (metadata, pod specs, workload and ser
 
 from __future__ import annotations
 
-from aoi.twin import errors
+from aoi.twin.core import errors
 from aoi.twin.api.bodies import unsupported_dry_run
-from aoi.twin.errors import ApiError
+from aoi.twin.core.errors import ApiError
 
 STR, INT, BOOL, OBJ, STRINGS, INT_OR_STR = "a string", "an integer", "a boolean", "an object", "a map of strings", \
     "an integer or a string"

@@ -15,7 +15,7 @@ from aoi.twin.api import printers_workloads as work
 from aoi.twin.api.printers import (
     AGE, CONTAINERS, IMAGES, NAME, SELECTOR, Printer, age, column, human_duration, name,
 )
-from aoi.twin.clock import rfc3339, parse_time
+from aoi.twin.core.clock import rfc3339, parse_time
 
 __all__ = ["render_table", "human_duration", "PRINTERS"]
 

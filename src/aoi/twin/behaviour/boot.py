@@ -8,9 +8,9 @@ import re
 from aoi.twin.behaviour import config_files
 from aoi.twin.behaviour.mongo import MongoServer, tls_mode, volume_key
 from aoi.twin.behaviour.network import connect
-from aoi.twin.catalog import App
-from aoi.twin.logformat import format_line
-from aoi.twin.runtime import Boot
+from aoi.apps.catalog import App
+from aoi.twin.behaviour.logformat import format_line
+from aoi.twin.kubelet.runtime import Boot
 
 DIAL_TIMEOUT = 10.0  # mgo's dial timeout before "no reachable servers"
 GO_PANIC = ["", "goroutine 1 [running]:", "github.com/rs/zerolog.(*Logger).Panic.func1({0xc0000a4000, 0x14})",
@@ -82,7 +82,7 @@ def hotel_service(behaviour, pod, container, app, proc) -> Boot:
 
 def _file(behaviour, pod, container, path: str) -> str | None:
     """Read a file the container sees (mounted ConfigMaps and Secrets)."""
-    from aoi.twin.execution import exec_context
+    from aoi.twin.kubelet.execution import exec_context
 
     ctx = exec_context(behaviour.twin, pod, container["name"])
     return ctx.files.get(path).decode(errors="replace") if path in ctx.files else None  # binaryData can be anything
@@ -95,7 +95,7 @@ def _refuse(refusal: config_files.Refusal) -> Boot:
 
 def mongod(behaviour, pod, container, app, proc) -> Boot:
     """mongod: read its config file, open its data volume (initialising it once), read TLS and auth, serve."""
-    from aoi.twin.execution import run_in_container
+    from aoi.twin.kubelet.execution import run_in_container
 
     args = (container.get("command") or []) + (container.get("args") or [])
     conf_path = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--config", "-f")), None)
@@ -128,7 +128,7 @@ def mongod(behaviour, pod, container, app, proc) -> Boot:
 
 def _init_scripts(behaviour, pod, container) -> list[str]:
     """Return the init scripts mounted at /docker-entrypoint-initdb.d."""
-    from aoi.twin.execution import exec_context
+    from aoi.twin.kubelet.execution import exec_context
 
     ctx = exec_context(behaviour.twin, pod, container["name"])
     return [p for p in ctx.files if p.startswith("/docker-entrypoint-initdb.d/") and p.endswith((".sh", ".js"))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from aoi.twin.catalog import App
+from aoi.apps.catalog import App
 
 GENERIC_ERRORS = {
     "refused": ["error", "client", "connect to {address} failed: connection refused"],

@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from aoi.twin.clock import parse_time
-from aoi.twin.ids import fnv32a
-from aoi.twin.usage import UsageModel
+from aoi.twin.core.clock import parse_time
+from aoi.twin.core.ids import fnv32a
+from aoi.twin.kubelet.usage import UsageModel
 
 STEP = 15.0
 CPU_PER_REQUEST = 0.004  # core-seconds one request costs a service

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from aoi.twin.appruntime import CatalogRuntime
+from aoi.twin.behaviour.appruntime import CatalogRuntime
 from aoi.twin.behaviour import effects
-from aoi.twin.catalog import App
-from aoi.twin.logformat import format_line
-from aoi.twin.runtime import Boot
+from aoi.apps.catalog import App
+from aoi.twin.behaviour.logformat import format_line
+from aoi.twin.kubelet.runtime import Boot
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Process:
 
 def learn_programs(app: App, runtime: CatalogRuntime) -> dict[str, list[str]]:
     """Map each program to the components whose pods run it, from the app's healthy manifests."""
-    from aoi.twin.selectors import map_matches
+    from aoi.twin.core.selectors import map_matches
 
     services = [d for d in app.documents if d.get("kind") == "Service"]
     out: dict[str, list[str]] = {}

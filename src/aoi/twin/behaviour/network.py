@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from aoi.twin.controllers.endpoints import OVER_CAPACITY, resolve_target_port
 from aoi.twin.controllers.endpointslices import ready_pod_names
-from aoi.twin.podstatus import is_ready
+from aoi.twin.core.podstatus import is_ready
 
 CLUSTER_DOMAIN = "svc.cluster.local"
 

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 
 from aoi.twin.behaviour.network import Reach, connect
-from aoi.twin.catalog import App
+from aoi.apps.catalog import App
 
 STORES = ("mongodb", "memcached", "redis", "kafka")
 HOP_SECONDS = 0.0015

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from aoi.twin.cluster import Twin
-    from aoi.twin.resources import Resource
+    from aoi.twin.twin import Twin
+    from aoi.twin.core.resources import Resource
 
 Key = tuple[str, str]  # (namespace, name)
 

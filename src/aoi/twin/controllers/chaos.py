@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from aoi.twin import operations
+from aoi.twin.core import operations
 from aoi.twin.controllers import chaos_spec as cs
 from aoi.twin.controllers.base import Controller, Key
 

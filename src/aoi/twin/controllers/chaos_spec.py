@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from aoi.twin.clock import rfc3339
+from aoi.twin.core.clock import rfc3339
 
 UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from datetime import datetime, timedelta, timezone
 
-from aoi.twin import operations
-from aoi.twin.clock import parse_time, rfc3339
+from aoi.twin.core import operations
+from aoi.twin.core.clock import parse_time, rfc3339
 from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.controllers.job import finished
 

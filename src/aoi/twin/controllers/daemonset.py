@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aoi.twin import operations
+from aoi.twin.core import operations
 from aoi.twin.controllers.base import Controller, owned, owner_keys
 from aoi.twin.controllers.deployment import resolve_percent
 from aoi.twin.controllers.history import HASH_LABEL, prune_revisions, revision_hash, sync_revision

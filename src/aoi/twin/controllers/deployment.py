@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 import math
 
-from aoi.twin import operations
-from aoi.twin.clock import parse_time, rfc3339
+from aoi.twin.core import operations
+from aoi.twin.core.clock import parse_time, rfc3339
 from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
-from aoi.twin.ids import template_hash
+from aoi.twin.core.ids import template_hash
 
 REVISION = "deployment.kubernetes.io/revision"
 HASH = "pod-template-hash"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from aoi.twin.controllers.base import Controller
 from aoi.twin.controllers.endpoints_delta import ServiceState, materialize, port_dicts
 from aoi.twin.controllers.endpointslices import SERVICE_NAME, service_slices, sync_slices
-from aoi.twin.podstatus import is_ready
-from aoi.twin.selectors import map_matches
+from aoi.twin.core.podstatus import is_ready
+from aoi.twin.core.selectors import map_matches
 
 MAX_ENDPOINTS_ADDRESSES = 1000  # the endpoints controller's cap on one Endpoints object
 OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"

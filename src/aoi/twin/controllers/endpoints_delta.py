@@ -4,7 +4,7 @@ A ServiceState holds the Service's backends sorted by (IP, pod name) per served 
 and where each endpoint sits among the Service's EndpointSlices. The controller marks pods dirty as they change;
 a reconcile re-reads only those, builds the Endpoints from the sorted rows (cutting at the capacity before any
 address list is built) and rewrites only the slices a dirty pod was in or that take new endpoints. Every write is
-the one a full rebuild would make, in the same order (tests/twin/test_endpoints_incremental.py checks it).
+the one a full rebuild would make, in the same order (tests/twin/controllers/test_endpoints_incremental.py checks it).
 """
 
 from __future__ import annotations

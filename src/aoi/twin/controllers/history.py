@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from aoi.twin import operations
+from aoi.twin.core import operations
 from aoi.twin.controllers.base import controller_ref, owned
-from aoi.twin.ids import template_hash
+from aoi.twin.core.ids import template_hash
 
 HASH_LABEL = "controller-revision-hash"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 
-from aoi.twin import operations
-from aoi.twin.clock import parse_time, rfc3339
+from aoi.twin.core import operations
+from aoi.twin.core.clock import parse_time, rfc3339
 from aoi.twin.controllers.base import Controller, owned, owner_keys
 from aoi.twin.controllers.replicaset import delete_owned_pod, new_pod, set_status
-from aoi.twin.podstatus import condition, is_ready, restarts
+from aoi.twin.core.podstatus import condition, is_ready, restarts
 
 COMPONENT = "job-controller"
 TRACKING = "batch.kubernetes.io/job-tracking"

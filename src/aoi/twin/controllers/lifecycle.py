@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aoi.twin import operations
+from aoi.twin.core import operations
 from aoi.twin.controllers.base import Controller
 
 OWNER_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "Service")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from aoi.twin.clock import rfc3339
+from aoi.twin.core.clock import rfc3339
 from aoi.twin.controllers.base import Controller
 
 RETRY_SECONDS = 300  # unschedulable pods are retried at least this often (podMaxInUnschedulablePodsDuration)

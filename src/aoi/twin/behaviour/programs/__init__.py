@@ -13,7 +13,7 @@ def programs() -> dict:
 
 def register_all(twin) -> None:
     """Make the programs runnable in every container of the twin (`execution.register_program`)."""
-    from aoi.twin.execution import register_program
+    from aoi.twin.kubelet.execution import register_program
 
     for name, program in programs().items():
         register_program(twin, name, program)

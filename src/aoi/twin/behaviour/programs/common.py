@@ -6,9 +6,9 @@ import random
 from dataclasses import dataclass
 
 from aoi.twin.behaviour.network import connect
-from aoi.twin.ids import fnv32a
-from aoi.twin.programs.context import ExecResult
-from aoi.twin.selectors import map_matches
+from aoi.twin.core.ids import fnv32a
+from aoi.shellsim.context import ExecResult
+from aoi.twin.core.selectors import map_matches
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "ip6-localhost")
 

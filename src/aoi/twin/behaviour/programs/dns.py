@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass, field
 
 from aoi.twin.behaviour.programs.common import hex_id, out, rng_for
-from aoi.twin.podstatus import is_ready
-from aoi.twin.selectors import map_matches
+from aoi.twin.core.podstatus import is_ready
+from aoi.twin.core.selectors import map_matches
 
 DOMAIN = "cluster.local"
 DNS_IP = "10.96.0.10"

@@ -12,7 +12,7 @@ from aoi.twin.behaviour.programs.mongo_args import parse as parse_args
 from aoi.twin.behaviour.programs.mongo_commands import Conn
 from aoi.twin.behaviour.programs.mongo_eval import Interp, JSError, Quit
 from aoi.twin.behaviour.programs.mongo_shell import SHELL_VERSION, Shell
-from aoi.twin.programs.context import ExecResult
+from aoi.shellsim.context import ExecResult
 
 CONNECT_TAIL = ["connect@src/mongo/shell/mongo.js:374:17", "@(connect):2:6", "exception: connect failed",
                 "exiting with code 1"]
