@@ -142,7 +142,7 @@ class TwinBackend:
         folder = self.workdir / "trace_output"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"traces_{int(self.now())}.csv"
-        traces = self.twin.extensions["behaviour"].traces
+        traces = self.twin.extensions.behaviour.traces
         path.write_text(traces.to_csv(namespace, self.now() - duration * 60, self.now()))
         return telemetry.traces_message(path)
 

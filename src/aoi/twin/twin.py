@@ -18,6 +18,7 @@ from aoi.twin.core.events import EventRecorder
 from aoi.twin.core.ids import Ids
 from aoi.twin.core.resources import CATALOG, Resource
 from aoi.twin.core.store import Store
+from aoi.twin.extensions import Extensions
 from aoi.twin.kubelet.usage import UsageModel
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class Twin:
         self.catalog = CATALOG
         self.runtime = runtime
         self.usage = UsageModel()
-        self.extensions: dict[str, object] = {}  # named add-ons (behaviour model, chaos, ...)
+        self.extensions = Extensions()  # add-ons by name: behaviour model, chaos, programs, app state
         self.tokens: dict[str, "User"] = {}  # bearer token -> identity
         self.credentials: dict[str, str] = {}  # role (admin, probe, executor) -> bearer token
         # Time: "wall" when a ticker follows real time (aoi twin up); "manual" in episodes, where only callers

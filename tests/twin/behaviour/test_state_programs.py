@@ -15,7 +15,7 @@ HOTELS_URL = "http://frontend:5000/hotels?inDate=2015-04-09&outDate=2015-04-10&l
 
 def pod_of(twin, ns: str, component: str) -> dict:
     """Return the running pod of a component."""
-    behaviour = twin.extensions["behaviour"]
+    behaviour = twin.extensions.behaviour
     return next(p for p in twin.list("pods", ns) if behaviour.component_of(p) == component
                 and p["status"].get("phase") == "Running")
 
@@ -29,7 +29,7 @@ def sh(twin, ns: str, component: str, script: str, stdin: bytes = b""):
 
 def users(twin, ns: str, store: str) -> dict:
     """Return {user: [role@db...]} on a MongoDB's volume."""
-    state = twin.extensions["mongo"]
+    state = twin.extensions.mongo
     data = state.data(state.server(pod_of(twin, ns, store)).volume)
     return {u.user: sorted(f"{r['role']}@{r['db']}" for r in u.roles) for (_, _), u in data.users.items()}
 
@@ -151,7 +151,7 @@ def test_mongo_banner_and_connection_failures(shared_hotel):
 
 
 def test_tls_required_closes_plain_connections(hotel_twin):
-    server = hotel_twin.extensions["mongo"].server(pod_of(hotel_twin, HOTEL, "mongodb-profile"))
+    server = hotel_twin.extensions.mongo.server(pod_of(hotel_twin, HOTEL, "mongodb-profile"))
     server.tls_mode = "requireTLS"  # what net.tls.mode: requireTLS in mongod.conf leaves after a restart
     code, _, err = sh(hotel_twin, HOTEL, "profile", "mongo --host mongodb-profile --quiet --eval 1")
     assert code == 1 and err.startswith("Error: network error while attempting to run command 'isMaster' on host "

@@ -113,7 +113,7 @@ class CatalogRuntime:
 
     def boot(self, twin, pod: dict, container: dict, restart_count: int) -> Boot:
         """Start a container: the behaviour model decides when one is attached, else run quietly."""
-        behaviour = twin.extensions.get("behaviour")
+        behaviour = twin.extensions.behaviour
         if behaviour is not None:
             return behaviour.boot(twin, pod, container, restart_count)
         return self.default_boot(twin, pod, container)

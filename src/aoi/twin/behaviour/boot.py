@@ -38,10 +38,10 @@ def _mongo_problem(behaviour, ns: str, mongo: dict, port: int) -> tuple[str, str
     reach = connect(twin, behaviour, ns, mongo["service"], port)
     if not reach.ok:
         return "dial", "no reachable servers"
-    server = twin.extensions["mongo"].server(reach.pod)
+    server = twin.extensions.mongo.server(reach.pod)
     if server is None or server.tls_mode == "requireTLS":
         return "dial", "no reachable servers"
-    data = twin.extensions["mongo"].data(server.volume)
+    data = twin.extensions.mongo.data(server.volume)
     user = None
     if server.auth and mongo.get("user"):
         user = data.authenticate(mongo["user"], mongo.get("password", ""), "admin")
@@ -104,7 +104,7 @@ def mongod(behaviour, pod, container, app, proc) -> Boot:
     if refusal:
         return _refuse(refusal)
     mode = tls_mode(conf or "")
-    state = behaviour.twin.extensions["mongo"]
+    state = behaviour.twin.extensions.mongo
     volume = volume_key(behaviour.twin, pod)
     data = state.data(volume)
     lines, end = _lines(behaviour, pod, container, app, proc.program)
@@ -154,7 +154,7 @@ def mongo_index_problem(behaviour, ns: str, store: str) -> str:
     reach = connect(behaviour.twin, behaviour, ns, store, 27017)
     if not reach.ok:
         return f"No suitable servers found: `serverSelectionTimeoutMS` expired: [connection refused calling ismaster on '{store}:27017']"
-    server = behaviour.twin.extensions["mongo"].server(reach.pod)
+    server = behaviour.twin.extensions.mongo.server(reach.pod)
     if server and server.tls_mode == "requireTLS":
         return (f"No suitable servers found (`serverSelectionTryOnce` set): [connection closed calling ismaster on "
                 f"'{store}:27017']")

@@ -91,7 +91,7 @@ def render(template: list, fields: dict) -> tuple[str, str, str]:
 
 def mongo_access(behaviour, app: App, component: str, reach) -> str:
     """Return why a component cannot use the MongoDB behind reach ("" when it can)."""
-    state = behaviour.twin.extensions["mongo"]
+    state = behaviour.twin.extensions.mongo
     server = state.server(reach.pod)
     if server is None:
         return "refused"

@@ -128,7 +128,7 @@ def _network_metrics(series: Series, behaviour, pod: dict, start: float, t: floa
 
 def collect(twin, namespace: str, since: float, until: float) -> Series:
     """Sample every current pod of a namespace every 15 s between since and until."""
-    behaviour, series = twin.extensions["behaviour"], Series()
+    behaviour, series = twin.extensions.behaviour, Series()
     usage = twin.usage
     runs = twin.controllers["kubelet"].runs
     for pod in twin.list("pods", namespace):

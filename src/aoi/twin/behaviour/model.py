@@ -48,7 +48,7 @@ def learn_programs(app: App, runtime: CatalogRuntime) -> dict[str, list[str]]:
 
 
 class Behaviour:
-    """Attach to a twin as twin.extensions["behaviour"]; the catalog runtime asks it to boot containers."""
+    """Attach to a twin as twin.extensions.behaviour; the catalog runtime asks it to boot containers."""
 
     def __init__(self, twin, apps: list[App], seed: int):
         self.twin = twin
@@ -111,7 +111,7 @@ class Behaviour:
 
     def chaos_effect(self, pod: dict, pick: int) -> tuple[bool, float]:
         """Return (packet lost, added delay) for a connection to pod under active network chaos."""
-        chaos = self.twin.extensions.get("chaos")
+        chaos = self.twin.extensions.chaos
         if chaos is None:
             return False, 0.0
         lost, delay = False, 0.0
@@ -124,7 +124,7 @@ class Behaviour:
 
     def chaos_effect_at(self, pod: dict, t: float) -> float:
         """Return the fraction of packets network chaos drops for a pod at time t (no randomness)."""
-        chaos = self.twin.extensions.get("chaos")
+        chaos = self.twin.extensions.chaos
         if chaos is None:
             return 0.0
         return max((f.loss_percent / 100 for f in chaos.active(t) if f.action == "loss"
@@ -243,14 +243,14 @@ def install(twin, apps: list[App], seed: int) -> Behaviour:
     from aoi.twin.behaviour.telemetry import LoadBook, TraceStore
     from aoi.twin.behaviour.traffic import TrafficController
 
-    twin.extensions["mongo"] = MongoState()
+    twin.extensions.mongo = MongoState()
     behaviour = Behaviour(twin, apps, seed)
     behaviour.traces, behaviour.load = TraceStore(), LoadBook()
     behaviour.engine = RequestEngine(behaviour, behaviour.traces, behaviour.load)
     traffic = TrafficController()
     traffic.attach(twin)
     twin.add_controller(traffic)
-    twin.extensions["behaviour"] = behaviour
+    twin.extensions.behaviour = behaviour
     from aoi.twin.behaviour.metrics import BehaviourUsage
 
     twin.usage = BehaviourUsage(behaviour)

@@ -63,7 +63,7 @@ class MongoServer:
 
 
 class MongoState:
-    """All MongoDB data and servers of a twin (kept in twin.extensions["mongo"])."""
+    """All MongoDB data and servers of a twin (kept in twin.extensions.mongo)."""
 
     def __init__(self):
         self.volumes: dict[str, MongoData] = {}

@@ -62,7 +62,7 @@ class TrafficController(Controller):
         """Register a starting wrk2 container; return how long it runs."""
         twin = self._twin
         spec = parse_wrk((container.get("command") or []) + (container.get("args") or []))
-        behaviour = twin.extensions["behaviour"]
+        behaviour = twin.extensions.behaviour
         script = posixpath.basename(spec["script"])
         routes = behaviour.workload_routes(script)
         now = twin.clock.now()
@@ -97,7 +97,7 @@ class TrafficController(Controller):
     def reconcile(self, twin, key):
         self._ticking = False
         now = twin.clock.now()
-        with twin.extensions["behaviour"].holding_still():  # requests change logs, spans and load, not routes
+        with twin.extensions.behaviour.holding_still():  # requests change logs, spans and load, not routes
             for source in list(self.sources):
                 self._send(twin, source, now)
         self._retry(twin, now)
@@ -110,7 +110,7 @@ class TrafficController(Controller):
         alive = pod is not None and pod["metadata"]["uid"] == source.uid
         stop = min(now, source.end) if source.end is not None else now
         due = math.floor((stop - source.start) * source.rate + 1e-9)
-        behaviour = twin.extensions["behaviour"]
+        behaviour = twin.extensions.behaviour
         while alive and source.sent < due:
             t = source.start + source.sent / source.rate
             self._one(twin, behaviour, source, pod, t)
@@ -149,7 +149,7 @@ class TrafficController(Controller):
 
     def _retry(self, twin, now: float) -> None:
         """Let retrying programs try again."""
-        behaviour = twin.extensions["behaviour"]
+        behaviour = twin.extensions.behaviour
         for (uid, container), (key, last) in list(self.retrying.items()):
             if now - last < RETRY_EVERY:
                 continue

@@ -4,7 +4,7 @@
   recovery puts the images back (another restart) and releases readiness.
 - container-kill: each named container is killed once (the kubelet restarts it).
 - pod-kill: the pod is deleted (its ReplicaSet makes a new one).
-- NetworkChaos loss / delay: no pod change; the fault is published in `twin.extensions["chaos"]` (NetworkFaults)
+- NetworkChaos loss / delay: no pod change; the fault is published in `twin.extensions.chaos` (NetworkFaults)
   for the behaviour model to drop or slow the traffic of those pods.
 Deleting the object recovers early (the `chaos-mesh/records` finalizer holds it until then).
 """
@@ -72,7 +72,9 @@ class NetworkFaults:
 
 def network_faults(twin) -> NetworkFaults:
     """Return the twin's NetworkFaults (created on first use), the read side for the behaviour model."""
-    return twin.extensions.setdefault("chaos", NetworkFaults())
+    if twin.extensions.chaos is None:
+        twin.extensions.chaos = NetworkFaults()
+    return twin.extensions.chaos
 
 
 @dataclass

@@ -13,7 +13,7 @@ LOOKUP_RESOURCES = {"ConfigMap": "configmaps", "Secret": "secrets"}
 
 def register_program(twin, name: str, program) -> None:
     """Make `name` runnable in every container; program(twin, argv, ctx) -> ExecResult (the extension point)."""
-    twin.extensions.setdefault("programs", {})[name] = program
+    twin.extensions.programs[name] = program
 
 
 def _main_process(pod: dict, container: str) -> str:
@@ -30,7 +30,7 @@ def exec_context(twin, pod: dict, container: str, stdin: bytes = b"") -> ExecCon
     lookup = lambda kind, namespace, name: twin.get(LOOKUP_RESOURCES[kind], namespace, name)  # noqa: E731
     services = twin.list("services", ns) if pod["spec"].get("enableServiceLinks", True) else []
     registry = default_registry()
-    for name, program in (twin.extensions.get("programs") or {}).items():
+    for name, program in twin.extensions.programs.items():
         registry.register(name, functools.partial(program, twin))
     node = twin.get("nodes", "", pod["spec"].get("nodeName", ""))
     return ExecContext(pod, container, build_env(pod, container, lookup, services), build_files(pod, container, lookup),

@@ -56,7 +56,7 @@ def uuid_text(rng: random.Random) -> str:
 
 def behaviour_of(twin):
     """Return the behaviour model attached to the twin."""
-    return twin.extensions["behaviour"]
+    return twin.extensions.behaviour
 
 
 def namespace(ctx) -> str:

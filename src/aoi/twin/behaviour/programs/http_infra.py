@@ -14,7 +14,7 @@ def jaeger(req: Request, serve) -> Response:
     path = req.path.removeprefix("/jaeger/ui")
     if req.headers.get(":port") == "14269":
         return as_json(200, {"status": "Server available", "upSince": "2025-06-02T09:00:04Z", "uptime": "5m0s"})
-    spans = list(req.twin.extensions["behaviour"].traces.spans.get(req.pod["metadata"]["namespace"], ()))
+    spans = list(req.twin.extensions.behaviour.traces.spans.get(req.pod["metadata"]["namespace"], ()))
     if path == "/api/services":
         names = sorted({s.service for s in spans})
         return as_json(200, {"data": names, "total": len(names), "limit": 0, "offset": 0, "errors": None})
@@ -101,7 +101,7 @@ def _flags(req: Request) -> dict:
 
 def flagd(req: Request, serve) -> Response:
     """flagd: Connect/JSON ResolveAll on 8013, OFREP on 8016, health on 8014, the UI on 4000."""
-    loaded = req.twin.extensions["behaviour"].flags.get(req.pod["metadata"]["namespace"], {})
+    loaded = req.twin.extensions.behaviour.flags.get(req.pod["metadata"]["namespace"], {})
     flags = {name: (loaded.get(name, spec.get("defaultVariant")), spec) for name, spec in _flags(req).items()}
     port = req.headers.get(":port")
     if port == "4000":

@@ -85,7 +85,7 @@ def _banner(run: Run, opts: Options, modern: bool, ctx) -> None:
 
 def connect(twin, ctx, opts: Options, modern: bool, run: Run) -> Conn | None:
     """Open the connection and log in; print what the shell prints when that fails."""
-    state = twin.extensions["mongo"]
+    state = twin.extensions.mongo
     if opts.host in LOCAL_NAMES or opts.host in (pod_ip(ctx.pod), ctx.hostname):
         server, pod = state.server(ctx.pod), ctx.pod
         up = server is not None and server.port == opts.port and \
@@ -100,7 +100,7 @@ def connect(twin, ctx, opts: Options, modern: bool, run: Run) -> Conn | None:
         return None
     rng = rng_for("lsid", ctx.now, ctx.hostname, opts.host, opts.evals, opts.files)
     conn = Conn(twin, pod, server, state.data(server.volume), pod is ctx.pod, ctx.now, lsid=uuid_text(rng),
-                inserted=twin.extensions.setdefault("mongo_docs", {}))
+                inserted=twin.extensions.mongo_docs)
     if opts.user is not None:
         conn.user = conn.data.authenticate(opts.user, opts.pwd or "", opts.auth_source)
         if conn.user is None:
@@ -155,7 +155,7 @@ def _log_auth_failure(twin, pod: dict, opts: Options, now: float) -> None:
     for c in pod["spec"]["containers"]:
         proc = behaviour.process(pod, c["name"])
         if proc is not None and proc.program == "mongod":
-            known = twin.extensions["mongo"].data(twin.extensions["mongo"].server(pod).volume).users
+            known = twin.extensions.mongo.data(twin.extensions.mongo.server(pod).volume).users
             reason = ("AuthenticationFailed: SCRAM authentication failed, storedKey mismatch"
                       if (opts.auth_source, opts.user) in known else
                       f'UserNotFound: Could not find user "{opts.user}" for db "{opts.auth_source}"')

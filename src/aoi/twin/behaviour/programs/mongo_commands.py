@@ -98,7 +98,7 @@ def run(conn: Conn, db: str, cmd: dict, shown: dict | None = None) -> dict:
 
 def _store(conn: Conn) -> tuple:
     """Return (app, component) of the mongod's pod."""
-    behaviour = conn.twin.extensions["behaviour"]
+    behaviour = conn.twin.extensions.behaviour
     component = behaviour.component_of(conn.pod) or ""
     app = behaviour.apps.get(conn.pod["metadata"]["namespace"])
     return app, component

@@ -111,7 +111,7 @@ def _uptime(conn) -> float:
 
 
 def server_status(conn, db: str, cmd: dict) -> dict:
-    load = conn.twin.extensions["behaviour"].load.requests.get(conn.pod["metadata"]["uid"], {})
+    load = conn.twin.extensions.behaviour.load.requests.get(conn.pod["metadata"]["uid"], {})
     served, up = sum(load.values()), _uptime(conn)
     long = lambda n: Special("NumberLong", int(n))  # noqa: E731
     return {"host": conn.pod["metadata"]["name"], "version": VERSION, "process": "mongod", "pid": long(1),

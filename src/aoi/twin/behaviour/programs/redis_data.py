@@ -1,4 +1,4 @@
-"""What each Redis/Valkey server holds (kept per pod in twin.extensions["redis"]) and what INFO reports about it."""
+"""What each Redis/Valkey server holds (kept per pod in twin.extensions.redis) and what INFO reports about it."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def server_in(twin, pod: dict) -> RedisServer | None:
     for c in pod["spec"]["containers"]:
         proc = behaviour.process(pod, c["name"])
         if proc is not None and proc.program in REDIS_PROGRAMS:
-            servers = twin.extensions.setdefault("redis", {})
+            servers = twin.extensions.redis
             key = (pod["metadata"]["uid"], c["name"])
             if key not in servers:
                 servers[key] = RedisServer(pod, c["name"], proc.program, _version(c.get("image", ""), proc.program))
