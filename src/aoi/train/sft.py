@@ -49,13 +49,13 @@ def train_sft(options: SftOptions) -> dict:
         {'base': 'tiny', ...}
     """
     offline()
+    device_args = device_arguments(options.device)  # before the slow imports and loads: bad input fails at once
+    digest = data_sha256(options.data)
+    rows = load_view(options.data, f"sft/{options.role}", options.split, "train")
     from trl import SFTConfig, SFTTrainer
 
     from aoi.models.bases import base_identity, load_base
 
-    device_args = device_arguments(options.device)  # before the slow loads: a bad device fails at once
-    digest = data_sha256(options.data)
-    rows = load_view(options.data, f"sft/{options.role}", options.split, "train")
     model, tokenizer = load_base(options.base, options.device)
     rows, dropped = _fitting(rows.select_columns(list(COLUMNS)), tokenizer, options.max_length)
     out = Path(options.out)
