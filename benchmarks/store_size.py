@@ -23,14 +23,15 @@ from aoi.trajectory import Trajectory
 
 
 def expert_run(problems: int, out: Path) -> Path:
-    """Run the expert on the first `problems` problems (every ninth id, so all task types come up); return the run."""
+    """Run the expert on `problems` problems spread evenly over the registry (all task types come up); return the run."""
     from rich.console import Console
 
     from aoi.config import load_config
     from aoi.evaluate.runner import run_eval
     from aoi.evaluate.select import select
 
-    pairs = select("all")[0][::9][:problems]
+    pairs = select("all")[0]
+    pairs = pairs[::max(1, len(pairs) // max(problems, 1))][:problems]
     run_eval(pairs, 1, 1, load_config(overrides={"model": "expert"}), out, console=Console(quiet=True))
     return out
 

@@ -142,26 +142,37 @@ def export(run_dirs: list[str | Path], out: str | Path, rules: SplitRules = Spli
 
     from aoi.data.card import write_card
 
-    if not run_dirs:
-        raise ValueError("no run given; pass one or more run directories written by `aoi eval --out`")
-    sources = [read_run(path) for path in run_dirs]
+    sources = _sources(run_dirs)
     trajs = sorted((t for s in sources for t in s.trajectories), key=_order)
-    if not trajs:
-        raise ValueError(f"no recorded episode in {', '.join(str(s.path) for s in sources)}; run `aoi data "
-                         f"generate` or `aoi eval` into it first")
     out = _fresh(Path(out), overwrite)
     datasets.disable_progress_bars()  # one bar per file written is noise; the command prints the counts
-    sft = [row for traj in trajs for row in sft_rows(traj)]
-    roles = list(dict.fromkeys([*ROLES, *(row["role"] for row in sft)]))
-    counts = {"episodes": len(trajs), "sft": {}, "rl": 0}
-    for role in roles:
-        rows = [row for row in sft if row["role"] == role]
-        _write(_dataset(rows, "sft"), out / "sft" / role)
-        counts["sft"][role] = len(rows)
+    counts = {"episodes": len(trajs), "sft": _write_sft(trajs, out)}
     rl = _rl_unique(trajs)
     _write(_dataset(rl, "rl"), out / "rl")
     counts["rl"], counts["rl_starts"] = len(rl), sum(row["decision_index"] == 0 for row in rl)
     splits = make_splits(_keys(trajs), rules)
     (out / "splits.json").write_text(json.dumps(splits, indent=1) + "\n")
     write_card(out / "card.md", sources, trajs, counts, splits, rules, command)
+    return counts
+
+
+def _sources(run_dirs: list[str | Path]) -> list[Source]:
+    """Read every run, refusing none given or none with a recorded episode."""
+    if not run_dirs:
+        raise ValueError("no run given; pass one or more run directories written by `aoi eval --out`")
+    sources = [read_run(path) for path in run_dirs]
+    if not any(s.trajectories for s in sources):
+        raise ValueError(f"no recorded episode in {', '.join(str(s.path) for s in sources)}; run `aoi data "
+                         f"generate` or `aoi eval` into it first")
+    return sources
+
+
+def _write_sft(trajs: list[Trajectory], out: Path) -> dict[str, int]:
+    """Write one SFT dataset per role (ROLES always, others when present); return the rows per role."""
+    sft = [row for traj in trajs for row in sft_rows(traj)]
+    counts = {}
+    for role in dict.fromkeys([*ROLES, *(row["role"] for row in sft)]):
+        rows = [row for row in sft if row["role"] == role]
+        _write(_dataset(rows, "sft"), out / "sft" / role)
+        counts[role] = len(rows)
     return counts
