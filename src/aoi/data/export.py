@@ -17,9 +17,10 @@ from pathlib import Path
 
 from aoi.data.splits import Key, SplitRules, catalogue_keys, make_splits
 from aoi.data.views import app_of, problem_key, rl_rows, sft_rows
+from aoi.protocols import MODEL_ROLES
 from aoi.trajectory import Trajectory
 
-ROLES = ("observer", "probe", "executor", "compressor")  # written even when empty, so trainers find each role
+ROLES = tuple(role.value for role in MODEL_ROLES)  # written even when empty, so trainers find each role
 
 
 def _features(kind: str):

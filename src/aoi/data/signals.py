@@ -7,14 +7,15 @@ simulated time and environment steps to the answer, and the counts of malformed,
 
 from __future__ import annotations
 
+from aoi.protocols import Status
 from aoi.store.sqlite import episode_success
 from aoi.trajectory import Trajectory
 
 TIME_KEYS = {"detection": "TTD", "localization": "TTL", "analysis": "TTA", "mitigation": "TTM"}
-# Step statuses a signal counts (str Enum values compare equal to these strings).
-FORMAT_ERRORS = ("format_error",)
-REFUSED = ("refused",)
-DENIED = ("approval_denied",)
+# Step statuses a signal counts (a Status equals its plain string, so old stores' strings count too).
+FORMAT_ERRORS = (Status.FORMAT_ERROR,)
+REFUSED = (Status.REFUSED,)
+DENIED = (Status.APPROVAL_DENIED,)
 
 
 def partial_credit(task_type: str, results: dict | None) -> float:

@@ -12,10 +12,11 @@ import functools
 import json
 from collections.abc import Iterator
 
+from aoi.protocols import Role, Status
 from aoi.trajectory import Step, Trajectory
 
-OBSERVER = "observer"
-KEEP = ("ok", "error")  # statuses of decisions worth imitating ("error": the tool failed on a well-formed call)
+OBSERVER = Role.OBSERVER.value
+KEEP = (Status.OK, Status.ERROR)  # statuses of decisions worth imitating (ERROR: the tool failed on a well-formed call)
 
 
 def problem_key(problem_id: str, target: str | None) -> str:
@@ -80,7 +81,7 @@ def sft_rows(traj: Trajectory) -> list[dict]:
     shared, rows = {**episode_fields(traj), **_outcome(traj)}, []
     for role in dict.fromkeys(_text(step.role) for step in traj.steps):
         for index, step in model_calls(traj, role):
-            if _text(step.status) in KEEP and step.text.strip():
+            if step.status in KEEP and step.text.strip():
                 rows.append({"prompt": chat(step.messages), "completion": [{"role": "assistant", "content": step.text}],
                              "role": role, **shared, "decision_index": index})
     return rows
@@ -90,7 +91,7 @@ def replayable(traj: Trajectory) -> list[Step]:
     """Return the Observer's model calls up to its first failed one (no text to replay)."""
     decisions = []
     for _, step in model_calls(traj, OBSERVER):
-        if not step.text and _text(step.status) == "error":
+        if not step.text and step.status == Status.ERROR:
             break
         decisions.append(step)
     return decisions
