@@ -6,8 +6,10 @@ import base64
 
 import pytest
 
-from aoi.shellsim.context import ExecContext, ExecResult, build_env, build_files
+from aoi.shellsim.context import ExecContext, ExecResult
 from aoi.shellsim.registry import Registry, default_registry, run
+from aoi.twin.kubelet.env import build_env
+from aoi.twin.kubelet.files import build_files
 
 NOW = 1748854800.0  # 2025-06-02T09:00:00Z, a Monday
 
@@ -93,7 +95,7 @@ def env() -> dict[str, str]:
 @pytest.fixture
 def ctx(files, env) -> ExecContext:
     processes = [(1, "root", "geo --port 8083"), (12, "root", "/bin/sh -c sleep infinity")]
-    return ExecContext(POD, "geo", env, files, processes, NOW)
+    return ExecContext(POD, "geo", env, files, processes, NOW, programs=default_registry())
 
 
 def sh(ctx: ExecContext, script: str, shell: str = "sh") -> ExecResult:

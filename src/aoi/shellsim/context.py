@@ -8,10 +8,7 @@ import posixpath
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from aoi.twin.kubelet.files import SA_DIR, abs_path, build_files, container_spec
-from aoi.twin.kubelet.env import build_env
-
-__all__ = ["ExecContext", "ExecResult", "Program", "build_env", "build_files"]
+from aoi.shellsim.pod import SA_DIR, abs_path, container_spec
 
 _READ_ONLY_VOLUMES = ("configMap", "secret", "projected", "downwardAPI")
 FILE_LIMIT = 16 * 1024 * 1024  # bytes one file may hold: a write loop fills the disk instead of the twin's memory
@@ -27,12 +24,6 @@ class ExecResult:
 
 
 Program = Callable[[list[str], "ExecContext"], ExecResult]
-
-
-def _default_programs() -> Any:
-    from aoi.shellsim.registry import default_registry  # late: the registry imports the programs
-
-    return default_registry()
 
 
 _STRERROR = {errno.ENOSPC: "No space left on device",
@@ -62,7 +53,7 @@ class ExecContext:
     processes: list[tuple[int, str, str]]  # (pid, user, command line); pid 1 is the main process
     now: float  # the twin's clock in epoch seconds; programs never read the wall clock
     stdin: bytes = b""
-    programs: Any = field(default_factory=_default_programs)  # a Registry
+    programs: Any = None  # a Registry (aoi.shellsim.registry.default_registry() and the caller's own programs)
     hostname: str = ""
     cwd: str = "/"
     binaries: frozenset[str] | None = None  # executables the image has; None: every registered program
@@ -185,6 +176,9 @@ class ExecContext:
         base = posixpath.basename(name)
         if self.binaries is not None and base not in self.binaries:
             return None
+        if self.programs is None:
+            raise ValueError("this ExecContext has no programs: pass programs=default_registry() "
+                             "(aoi.shellsim.registry) when making it")
         return self.programs.lookup(base)
 
     def resolve(self, name: str) -> Program | None:

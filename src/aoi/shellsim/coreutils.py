@@ -11,7 +11,20 @@ import posixpath
 import re
 
 from aoi.shellsim.context import ExecContext, ExecResult
-from aoi.shellsim.util import PROGRAMS, Opts, Usage, echo_output, getopt, mtime_stamp, program, raw, read_inputs, result, split_lines, text
+from aoi.shellsim.util import (
+    PROGRAMS,
+    Opts,
+    Usage,
+    echo_output,
+    getopt,
+    mtime_stamp,
+    program,
+    raw,
+    read_inputs,
+    result,
+    split_lines,
+    text,
+)
 
 __all__ = ["PROGRAMS"]
 

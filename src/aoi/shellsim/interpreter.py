@@ -12,7 +12,20 @@ from aoi.shellsim.expand import Expander, ExpansionError
 from aoi.shellsim.shell_builtins import LoopControl, ReturnSignal, ShellExit
 from aoi.shellsim.shell_io import IO, Stdin, redirected
 from aoi.shellsim.shell_lexer import ASSIGNMENT, NAME
-from aoi.shellsim.shell_syntax import AndOr, Case, For, FuncDef, Group, If, Pipeline, Seq, ShellSyntaxError, Simple, While, parse
+from aoi.shellsim.shell_syntax import (
+    AndOr,
+    Case,
+    For,
+    FuncDef,
+    Group,
+    If,
+    Pipeline,
+    Seq,
+    ShellSyntaxError,
+    Simple,
+    While,
+    parse,
+)
 
 STEP_LIMIT = 20_000  # commands one exec may run: `while true` must end, since `sleep` returns at once
 DEPTH_LIMIT = 40  # nested function calls, well inside Python's recursion limit

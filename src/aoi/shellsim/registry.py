@@ -78,7 +78,8 @@ def run(argv: list[str], ctx: ExecContext) -> ExecResult:
     files between execs.
 
     Example:
-        >>> ctx = ExecContext({"metadata": {"name": "web-0"}}, "web", {"A": "1"}, {}, [], 0.0)
+        >>> ctx = ExecContext({"metadata": {"name": "web-0"}}, "web", {"A": "1"}, {}, [], 0.0,
+        ...                   programs=default_registry())
         >>> run(["sh", "-c", "echo $A; hostname"], ctx).stdout
         b'1\\nweb-0\\n'
         >>> run(["nosuch"], ctx).exit_code

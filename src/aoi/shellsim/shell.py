@@ -49,7 +49,8 @@ def sh_program(argv: list[str], ctx: ExecContext) -> ExecResult:
     """Run dash-flavoured `sh`.
 
     Example:
-        >>> ctx = ExecContext({"metadata": {"name": "p"}}, "c", {}, {}, [], 0.0)
+        >>> from aoi.shellsim.registry import default_registry
+        >>> ctx = ExecContext({"metadata": {"name": "p"}}, "c", {}, {}, [], 0.0, programs=default_registry())
         >>> sh_program(["sh", "-c", "echo $((1 + 2)) && nosuch"], ctx)
         ExecResult(stdout=b'3\\n', stderr=b'sh: 1: nosuch: not found\\n', exit_code=127)
     """
@@ -60,7 +61,8 @@ def bash_program(argv: list[str], ctx: ExecContext) -> ExecResult:
     """Run bash-flavoured `bash` (the same interpreter, bash's messages).
 
     Example:
-        >>> ctx = ExecContext({"metadata": {"name": "p"}}, "c", {}, {}, [], 0.0)
+        >>> from aoi.shellsim.registry import default_registry
+        >>> ctx = ExecContext({"metadata": {"name": "p"}}, "c", {}, {}, [], 0.0, programs=default_registry())
         >>> bash_program(["bash", "-c", "nosuch"], ctx).stderr
         b'bash: line 1: nosuch: command not found\\n'
     """

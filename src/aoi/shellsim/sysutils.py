@@ -6,9 +6,8 @@ import re
 import time
 import zlib
 
-from aoi.twin.core.clock import parse_time
 from aoi.shellsim.context import ExecContext
-from aoi.twin.kubelet.files import container_spec, quantity
+from aoi.shellsim.pod import container_spec, parse_time, quantity
 from aoi.shellsim.util import Usage, getopt, program, result, run_command
 
 _MEM_KIB = 16 * 1024 * 1024  # memory ps reports percentages against when the node is unknown

@@ -7,8 +7,9 @@ programs their per-pod data on first use. `Twin.clone` copies them with the rest
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: the twin does not depend on what plugs into it
     from aoi.twin.behaviour.model import Behaviour

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from aoi.twin.twin import Twin
+    from aoi.twin.core.interface import TwinView
     from aoi.twin.core.resources import Resource
 
 Key = tuple[str, str]  # (namespace, name)
@@ -17,12 +18,12 @@ class Controller:
     name = "controller"
     watches: tuple[str, ...] = ()
 
-    def keys_for(self, twin: "Twin", kind: str, res: "Resource", obj: dict) -> Iterable[Key]:
+    def keys_for(self, twin: TwinView, kind: str, res: Resource, obj: dict) -> Iterable[Key]:
         """Return the keys to reconcile after a change to obj (default: the object itself)."""
         meta = obj["metadata"]
         return [(meta.get("namespace", ""), meta["name"])]
 
-    def reconcile(self, twin: "Twin", key: Key) -> None:
+    def reconcile(self, twin: TwinView, key: Key) -> None:
         """Drive the object named by key toward its desired state."""
         raise NotImplementedError
 

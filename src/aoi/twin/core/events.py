@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 from aoi.twin.core.clock import rfc3339
 
 if TYPE_CHECKING:
-    from aoi.twin.twin import Twin
+    from aoi.twin.core.interface import TwinView
 
 
 class EventRecorder:
     """Write core/v1 Events on behalf of controllers, de-duplicated like client-go's correlator."""
 
-    def __init__(self, twin: "Twin"):
+    def __init__(self, twin: TwinView):
         self.twin = twin
         self._seen: dict[tuple, tuple[str, str]] = {}
         self._serial = 0

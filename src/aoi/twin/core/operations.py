@@ -12,10 +12,10 @@ from aoi.twin.core.errors import ApiError
 from aoi.twin.core.resources import Resource
 
 if TYPE_CHECKING:
-    from aoi.twin.twin import Twin
+    from aoi.twin.core.interface import TwinView
 
 
-def _check_namespace(twin: "Twin", res: Resource, namespace: str) -> None:
+def _check_namespace(twin: TwinView, res: Resource, namespace: str) -> None:
     """Refuse writes into a missing or terminating namespace."""
     if not res.namespaced:
         return
@@ -28,7 +28,7 @@ def _check_namespace(twin: "Twin", res: Resource, namespace: str) -> None:
                        {"kind": res.plural, "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace"}]})
 
 
-def _prepare_service(twin: "Twin", obj: dict, old: dict | None) -> None:
+def _prepare_service(twin: TwinView, obj: dict, old: dict | None) -> None:
     """Allocate cluster IPs and node ports, default ports and types."""
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
@@ -55,14 +55,14 @@ def _prepare_service(twin: "Twin", obj: dict, old: dict | None) -> None:
     obj.setdefault("status", {}).setdefault("loadBalancer", {})
 
 
-def _prepare(twin: "Twin", res: Resource, obj: dict, old: dict | None) -> None:
+def _prepare(twin: TwinView, res: Resource, obj: dict, old: dict | None) -> None:
     """Run admission plus the allocations some kinds need."""
     admit(res, obj, old)
     if res.kind == "Service":
         _prepare_service(twin, obj, old)
 
 
-def create(twin: "Twin", res: Resource, namespace: str, body: dict, dry_run: bool = False) -> dict:
+def create(twin: TwinView, res: Resource, namespace: str, body: dict, dry_run: bool = False) -> dict:
     """Create an object as POST does; return the stored object."""
     obj = copy.deepcopy(body)
     meta = obj.setdefault("metadata", {})
@@ -85,7 +85,7 @@ def create(twin: "Twin", res: Resource, namespace: str, body: dict, dry_run: boo
     return stored
 
 
-def get(twin: "Twin", res: Resource, namespace: str, name: str) -> dict:
+def get(twin: TwinView, res: Resource, namespace: str, name: str) -> dict:
     """Return an object or raise NotFound."""
     obj = twin.store.get(res, namespace, name)
     if obj is None:
@@ -107,7 +107,7 @@ def _keep_server_fields(obj: dict, current: dict, res: Resource, subresource: st
                 obj[key] = copy.deepcopy(value)
 
 
-def update(twin: "Twin", res: Resource, namespace: str, name: str, body: dict, subresource: str | None = None,
+def update(twin: TwinView, res: Resource, namespace: str, name: str, body: dict, subresource: str | None = None,
            dry_run: bool = False) -> dict:
     """Replace an object as PUT does, with optimistic concurrency on resourceVersion."""
     current = get(twin, res, namespace, name)
@@ -120,7 +120,7 @@ def update(twin: "Twin", res: Resource, namespace: str, name: str, body: dict, s
     return _save(twin, res, obj, current, dry_run)
 
 
-def _save(twin: "Twin", res: Resource, obj: dict, current: dict, dry_run: bool) -> dict:
+def _save(twin: TwinView, res: Resource, obj: dict, current: dict, dry_run: bool) -> dict:
     """Admit and store a changed object; finish a deletion whose finalizers are gone."""
     _prepare(twin, res, obj, current)
     if dry_run:
@@ -134,7 +134,7 @@ def _save(twin: "Twin", res: Resource, obj: dict, current: dict, dry_run: bool) 
     return stored
 
 
-def patch(twin: "Twin", res: Resource, namespace: str, name: str, body: bytes, content_type: str,
+def patch(twin: TwinView, res: Resource, namespace: str, name: str, body: bytes, content_type: str,
           subresource: str | None = None, dry_run: bool = False) -> dict:
     """Apply a PATCH (strategic, merge, JSON or apply) and store the result."""
     from aoi.twin.core.patch import apply_patch  # the patch engine lives with the API layer
@@ -168,7 +168,7 @@ def scale_of(res: Resource, obj: dict) -> dict:
                        "selector": selector_string(obj["spec"].get("selector"))}}
 
 
-def patch_scale(twin: "Twin", res: Resource, current: dict, body: bytes, content_type: str, dry_run: bool) -> dict:
+def patch_scale(twin: TwinView, res: Resource, current: dict, body: bytes, content_type: str, dry_run: bool) -> dict:
     """Patch the scale subresource and return the new Scale."""
     from aoi.twin.core.patch import apply_patch
 
@@ -176,7 +176,7 @@ def patch_scale(twin: "Twin", res: Resource, current: dict, body: bytes, content
     return set_replicas(twin, res, current, (scale.get("spec") or {}).get("replicas", 0), dry_run)
 
 
-def set_replicas(twin: "Twin", res: Resource, current: dict, replicas, dry_run: bool = False) -> dict:
+def set_replicas(twin: TwinView, res: Resource, current: dict, replicas, dry_run: bool = False) -> dict:
     """Set spec.replicas through the scale subresource and return the Scale."""
     if not isinstance(replicas, int) or replicas < 0:
         raise errors.invalid("Scale", "autoscaling", current["metadata"]["name"],
@@ -187,7 +187,7 @@ def set_replicas(twin: "Twin", res: Resource, current: dict, replicas, dry_run: 
     return scale_of(res, saved)
 
 
-def delete(twin: "Twin", res: Resource, namespace: str, name: str, options: dict | None = None,
+def delete(twin: TwinView, res: Resource, namespace: str, name: str, options: dict | None = None,
            dry_run: bool = False) -> dict:
     """Delete as the API server does: graceful for running pods, finalizers honoured, dependents collected."""
     options = options or {}
@@ -222,7 +222,7 @@ def _grace_seconds(res: Resource, obj: dict, options: dict) -> int:
     return int(obj["spec"].get("terminationGracePeriodSeconds", 30) if grace is None else grace)
 
 
-def _orphan_dependents(twin: "Twin", owner: dict) -> None:
+def _orphan_dependents(twin: TwinView, owner: dict) -> None:
     """Drop owner references to owner before it goes, so its dependents survive."""
     uid = owner["metadata"]["uid"]
     namespace = owner["metadata"].get("namespace")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aoi.twin.controllers.base import Controller
-from aoi.twin.kubelet.status import render_status
 from aoi.twin.core.ids import fnv32a
 from aoi.twin.kubelet.runtime import LogStore, image_size
+from aoi.twin.kubelet.status import node_ip, render_status
 
 SANDBOX_SECONDS = 1.0
 MAX_BACKOFF = 300.0
@@ -308,13 +308,6 @@ class Kubelet(Controller):
         path = f"spec.{'initContainers' if c.init else 'containers'}{{{c.name}}}"
         twin.record(pod, type_, reason, message, "kubelet", pod["spec"]["nodeName"], path)
 
-
-def node_ip(node: dict | None) -> str:
-    """Return a node's InternalIP."""
-    for addr in (node or {}).get("status", {}).get("addresses") or []:
-        if addr.get("type") == "InternalIP":
-            return addr["address"]
-    return "172.18.0.2"
 
 
 def pull_seconds(image: str, cached: bool) -> float:

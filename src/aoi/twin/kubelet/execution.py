@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import shlex
 
-from aoi.shellsim.context import ExecContext, ExecResult, build_env, build_files
+from aoi.shellsim.context import ExecContext, ExecResult
 from aoi.shellsim.registry import default_registry, run
+from aoi.twin.kubelet.env import build_env
+from aoi.twin.kubelet.files import build_files
 
 LOOKUP_RESOURCES = {"ConfigMap": "configmaps", "Secret": "secrets"}
 

@@ -11,11 +11,11 @@ import posixpath
 import re
 from typing import Callable
 
+from aoi.shellsim.pod import SA_DIR, abs_path, container_spec, quantity
 from aoi.twin.core.clock import EPISODE_EPOCH, parse_time
 
 Lookup = Callable[[str, str, str], "dict | None"]
 
-SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 API_HOST = "https://kubernetes.default.svc.cluster.local"
 # Stands in for the cluster CA when the namespace has no kube-root-ca.crt ConfigMap.
@@ -26,43 +26,11 @@ OS_RELEASE = (b'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/L
 PASSWD = b"root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
 ROOT_DIRS = ("bin", "boot", "dev", "etc", "home", "lib", "media", "mnt", "opt", "proc", "root", "run", "sbin", "srv",
              "sys", "tmp", "usr/bin", "usr/lib", "usr/local/bin", "var/log", "var/tmp")
-_SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-             "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 # Node allocatable stands in for unset limits, as the kubelet does.
 _NODE_DEFAULTS = {"cpu": "4", "memory": "16Gi", "ephemeral-storage": "100Gi"}
 
 
-def container_spec(pod: dict, name: str) -> dict:
-    """Return the spec of container `name` (init and ephemeral containers too), or {}."""
-    spec = pod.get("spec") or {}
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for c in spec.get(key) or []:
-            if c.get("name") == name:
-                return c
-    return {}
 
-
-def abs_path(path: str) -> str:
-    """Return `path` normalised and absolute.
-
-    Example:
-        >>> abs_path("etc//config/../hosts")
-        '/etc/hosts'
-    """
-    return "/" + posixpath.normpath("/" + path).lstrip("/")
-
-
-def quantity(text) -> float:
-    """Parse a Kubernetes quantity.
-
-    Example:
-        >>> quantity("500m"), quantity("1Gi")
-        (0.5, 1073741824.0)
-    """
-    m = re.fullmatch(r"([+-]?[\d.]+(?:[eE][+-]?\d+)?)([a-zA-Z]*)", str(text).strip())
-    if not m or m[2] not in _SUFFIXES:
-        return 0.0
-    return float(m[1]) * _SUFFIXES[m[2]]
 
 
 def pod_field(pod: dict, path: str) -> str:

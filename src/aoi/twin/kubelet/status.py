@@ -80,13 +80,20 @@ def _condition(old: list, type_: str, ok: bool, now: float, reason: str = "", me
     return cond
 
 
+def node_ip(node: dict | None) -> str:
+    """Return a node's InternalIP."""
+    for addr in (node or {}).get("status", {}).get("addresses") or []:
+        if addr.get("type") == "InternalIP":
+            return addr["address"]
+    return "172.18.0.2"
+
+
+
 def render_status(twin, pod: dict, run, now: float) -> dict:
     """Return the full pod status for the kubelet's current view of the pod."""
     old = pod.get("status") or {}
     old_conds = old.get("conditions") or []
     node = twin.get("nodes", "", pod["spec"]["nodeName"])
-    from aoi.twin.kubelet.controller import node_ip
-
     host_ip = node_ip(node)
     inits = [c for c in run.containers.values() if c.init]
     mains = [c for c in run.containers.values() if not c.init]

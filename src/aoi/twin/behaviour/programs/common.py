@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 from aoi.twin.behaviour.network import connect
-from aoi.twin.core.ids import fnv32a
-from aoi.shellsim.context import ExecResult
+from aoi.twin.behaviour.programs.dns import resolve
 from aoi.twin.core.selectors import map_matches
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "ip6-localhost")
@@ -33,25 +31,8 @@ class Dial:
         return self
 
 
-def out(stdout: str = "", stderr: str = "", code: int = 0) -> ExecResult:
-    """Return an ExecResult from text."""
-    return ExecResult(stdout.encode(), stderr.encode(), code)
 
 
-def rng_for(*parts) -> random.Random:
-    """Return a generator seeded from stable strings (never from the wall clock)."""
-    return random.Random(fnv32a("\x1f".join(str(p) for p in parts).encode()))
-
-
-def hex_id(rng: random.Random, digits: int) -> str:
-    """Return `digits` hex digits from rng."""
-    return f"{rng.getrandbits(digits * 4):0{digits}x}"
-
-
-def uuid_text(rng: random.Random) -> str:
-    """Return a version-4-shaped UUID from rng."""
-    h = hex_id(rng, 32)
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
 
 
 def behaviour_of(twin):
@@ -120,8 +101,6 @@ def dial_pod(twin, pod: dict, host: str, port: int) -> Dial:
 
 def dial(twin, ctx, host: str, port: int) -> Dial:
     """Open host:port from the program's pod: itself, a pod IP, or a Service name (via `network.connect`)."""
-    from aoi.twin.behaviour.programs.dns import resolve
-
     if host in LOCAL_NAMES or host in (pod_ip(ctx.pod), ctx.hostname):
         return dial_pod(twin, ctx.pod, host, port).seen_as("127.0.0.1" if host in LOCAL_NAMES else pod_ip(ctx.pod))
     answer = resolve(twin, ctx, host)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aoi.twin.behaviour.programs.common import out
+from aoi.twin.behaviour.programs.basics import out
 from aoi.twin.behaviour.programs.http_server import Exchange, fetch
 
 SHORT_FLAGS = {"s": "silent", "S": "show-error", "v": "verbose", "i": "include", "I": "head", "f": "fail",

@@ -6,7 +6,7 @@ import ipaddress
 import time
 from dataclasses import dataclass, field
 
-from aoi.twin.behaviour.programs.common import hex_id, out, rng_for
+from aoi.twin.behaviour.programs.basics import hex_id, out, rng_for
 from aoi.twin.core.podstatus import is_ready
 from aoi.twin.core.selectors import map_matches
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 
-from aoi.twin.behaviour.programs.common import (LOCAL_NAMES, Dial, behaviour_of, dial, hex_id, pod_ip, rng_for,
-                                                serving_ports, uuid_text)
+from aoi.shellsim.context import ExecResult
+from aoi.twin.behaviour.programs.basics import hex_id, rng_for, uuid_text
+from aoi.twin.behaviour.programs.common import LOCAL_NAMES, Dial, behaviour_of, dial, pod_ip, serving_ports
 from aoi.twin.behaviour.programs.jsparse import JSSyntaxError, parse
 from aoi.twin.behaviour.programs.mongo_args import Options, Usage, shown_uri
 from aoi.twin.behaviour.programs.mongo_args import parse as parse_args
 from aoi.twin.behaviour.programs.mongo_commands import Conn
 from aoi.twin.behaviour.programs.mongo_eval import Interp, JSError, Quit
 from aoi.twin.behaviour.programs.mongo_shell import SHELL_VERSION, Shell
-from aoi.shellsim.context import ExecResult
 
 CONNECT_TAIL = ["connect@src/mongo/shell/mongo.js:374:17", "@(connect):2:6", "exception: connect failed",
                 "exiting with code 1"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from aoi.twin.behaviour.mongo import MongoUser
 from aoi.twin.behaviour.programs import mongo_docs, mongo_status
-from aoi.twin.behaviour.programs.common import rng_for, uuid_text
+from aoi.twin.behaviour.programs.basics import rng_for, uuid_text
 from aoi.twin.behaviour.programs.mongo_values import Special, bson
 
 DB_ROLES = {"read", "readWrite", "dbAdmin", "dbOwner", "userAdmin", "enableSharding"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from aoi.twin.behaviour.programs.common import hex_id, rng_for
+from aoi.twin.behaviour.programs.basics import hex_id, rng_for
 from aoi.twin.behaviour.programs.mongo_values import Special
 
 # What the services create at start-up (HotelReservation's "Generating test data...", SocialNetwork's indexes).

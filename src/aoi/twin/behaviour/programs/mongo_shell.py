@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from aoi.twin.behaviour.programs import mongo_commands
-from aoi.twin.behaviour.programs.mongo_eval import Fn, Host, JSError, Quit, arg, constructors
 from aoi.twin.behaviour.programs.mongo_collection import Collection, Cursor, Printed
+from aoi.twin.behaviour.programs.mongo_eval import Fn, Host, JSError, Quit, arg, constructors
 from aoi.twin.behaviour.programs.mongo_objects import DB, RS, Mongo
 from aoi.twin.behaviour.programs.mongo_values import UNDEFINED, inspect, to_text, tojson
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from aoi.twin.behaviour.programs import mongo_docs
-from aoi.twin.behaviour.programs.common import rng_for, started_at, uuid_text
+from aoi.twin.behaviour.programs.basics import rng_for, uuid_text
+from aoi.twin.behaviour.programs.common import started_at
 from aoi.twin.behaviour.programs.mongo_values import Special
 
 VERSION = "4.4.6"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import shlex
 
 from aoi.twin.behaviour.programs import http_server, memcached, redis_data
-from aoi.twin.behaviour.programs.common import dial, out
+from aoi.twin.behaviour.programs.basics import out
+from aoi.twin.behaviour.programs.common import dial
 from aoi.twin.behaviour.programs.redis_commands import Session
 
 NC_FLAGS = set("zvnulkCN46")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import posixpath
 import shlex
 
-from aoi.twin.behaviour.programs.common import behaviour_of, out, serving_ports
+from aoi.twin.behaviour.programs.basics import out
+from aoi.twin.behaviour.programs.common import behaviour_of, serving_ports
 
 GO_PROGRAMS = ("hotel-",)  # Go services listen on [::] (tcp6), the rest on 0.0.0.0
 

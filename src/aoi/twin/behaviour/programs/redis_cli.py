@@ -5,8 +5,8 @@ from __future__ import annotations
 import shlex
 
 from aoi.twin.behaviour.programs import redis_data
-from aoi.twin.behaviour.programs.common import (LOCAL_NAMES, component_of_service, dial, out, pod_ip,
-                                                serving_ports)
+from aoi.twin.behaviour.programs.basics import out
+from aoi.twin.behaviour.programs.common import LOCAL_NAMES, component_of_service, dial, pod_ip, serving_ports
 from aoi.twin.behaviour.programs.redis_commands import Session
 
 VALUED = {"-h", "-p", "-n", "-a", "-u", "--user", "--pass", "--pattern", "-r", "-i", "-s"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from aoi.twin.behaviour.programs.common import behaviour_of, hex_id, pod_ip, rng_for, started_at
+from aoi.twin.behaviour.programs.basics import hex_id, rng_for
+from aoi.twin.behaviour.programs.common import behaviour_of, pod_ip, started_at
 
 REDIS_PROGRAMS = ("redis-server", "valkey-server")
 

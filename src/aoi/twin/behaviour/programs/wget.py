@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
-from aoi.twin.behaviour.programs.common import out
+from aoi.twin.behaviour.programs.basics import out
 from aoi.twin.behaviour.programs.http_server import fetch, parse_url
 
 SHORT_VALUED = {"O": "output", "T": "timeout", "U": "agent", "t": "tries", "o": "log", "P": "prefix"}
