@@ -1,0 +1,1 @@
+"""The one simulated shell (dash and bash flavours) and its userland, run in memory over a dict of files."""
