@@ -117,3 +117,15 @@ def test_bad_sources_say_what_to_pass(tmp_path):
     TrajectoryStore(tmp_path / "empty" / "trajectories.db")
     with pytest.raises(ValueError, match="no recorded episode"):
         export([tmp_path / "empty"], tmp_path / "data")
+
+
+def test_the_card_warns_when_a_run_was_generated_under_other_split_rules(runs, tmp_path):
+    from aoi.data.splits import SplitRules
+
+    rules = {"seed": 0, "target_ratio": 0.3, "family_ratio": 0.25, "app": None}
+    (runs[0] / "generate.json").write_text(json.dumps({"split": "by_target", "rules": rules, "problems": "all"}))
+    export(runs, tmp_path / "same")
+    assert "Warning" not in (tmp_path / "same" / "card.md").read_text()
+    export(runs, tmp_path / "other", SplitRules(seed=1))
+    card = (tmp_path / "other" / "card.md").read_text()
+    assert f"Warning: `{runs[0]}` was generated on the train side of by_target under other split rules" in card

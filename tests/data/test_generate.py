@@ -68,3 +68,11 @@ def test_replaying_a_prefix_restores_the_state_of_its_decision(generated):
         env.close()
     asked = [messages for role, messages in observer.requests if role == "observer"]
     assert len(asked) > len(row["prefix"]) and asked[len(row["prefix"])] == row["prompt"]
+
+
+def test_bad_options_exit_2_saying_what_to_pass(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["data", "export", str(tmp_path), "--out", str(tmp_path / "d"), "--target-ratio", "2"])
+    assert result.exit_code == 2 and "--target-ratio" in result.output
+    result = runner.invoke(app, ["data", "generate", "--out", str(tmp_path / "r"), "--split", "by_colour"])
+    assert result.exit_code == 2 and "choose from by_target, by_family, by_app" in result.output
