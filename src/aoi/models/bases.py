@@ -90,7 +90,7 @@ def smollm2_path() -> Path:
 def smollm2_cache() -> Path:
     """Return the folder holding SmolLM2 dequantised to fp32 (save_pretrained), building it on first use."""
     gguf = smollm2_path()
-    folder = cache_root() / f"smollm2-{file_sha256(gguf)[:16]}"
+    folder = cache_root() / f"smollm2-fp32-{file_sha256(gguf)[:16]}"  # "fp32": older caches kept the gguf marker
     if not (folder / "config.json").is_file():
         _publish(folder, lambda tmp: _dequantise(gguf, tmp))
     return folder
@@ -187,6 +187,7 @@ def _dequantise(gguf: Path, folder: Path) -> None:
     # A GGUF-loaded model refuses save_pretrained ("quantized with gguf"): copy its weights into a plain one.
     plain = transformers.AutoModelForCausalLM.from_config(loaded.config)
     plain.load_state_dict(loaded.state_dict())
+    del plain.config.quantization_config  # the weights are plain fp32 now; the gguf marker would forbid training
     plain.save_pretrained(folder)
     _gguf_tokenizer(gguf).save_pretrained(folder)
 
