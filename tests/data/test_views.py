@@ -1,8 +1,7 @@
-"""The SFT and RL views of a trajectory, and the reward signals every row and trainer reads from one place."""
+"""The SFT and RL views of a trajectory: what each row pairs, what it leaves out, and the prefix that replays it."""
 
 from __future__ import annotations
 
-from aoi.data.signals import episode_signals
 from aoi.data.views import chat, problem_key, replayable, rl_rows, sft_rows
 from aoi.trajectory import Policy, Step, Trajectory
 
@@ -74,14 +73,3 @@ def test_chat_keeps_role_and_content_as_text():
     assert chat([{"role": Role("x"), "content": None}, {"role": "tool", "content": {"a": 1}}]) == [
         {"role": "user", "content": ""}, {"role": "tool", "content": '{"a": 1}'}]
 
-
-def test_signals_come_from_the_verdicts_and_the_steps():
-    traj = episode(decision("bad", 1, "format_error"), decision("d1", 2),
-                   results={"Localization Accuracy": 50.0, "success": False, "is_subset": True, "TTL": 90.0,
-                            "steps": 7}, strict_success=False)
-    traj.steps[1].status = "refused"
-    signals = episode_signals(traj)
-    assert (signals["success"], signals["strict_success"], signals["partial"]) == (False, False, 0.5)
-    assert (signals["ttx"], signals["env_steps"], signals["model_calls"]) == (90.0, 7, 4)
-    assert (signals["format_errors"], signals["observer_format_errors"], signals["refused"]) == (1, 1, 1)
-    assert signals["approval_denied"] == 0 and signals["ended_by_error"] is False

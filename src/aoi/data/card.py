@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from aoi.data import splits as split_rules
-from aoi.data.signals import episode_signals
 from aoi.data.views import problem_key
+from aoi.store.signals import episode_signals
 from aoi.trajectory import Trajectory
 
 

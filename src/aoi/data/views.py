@@ -70,7 +70,7 @@ def episode_fields(traj: Trajectory) -> dict:
 
 def _outcome(traj: Trajectory) -> dict:
     """Return the episode's verdicts and id (columns of both views)."""
-    from aoi.data.signals import episode_signals
+    from aoi.store.signals import episode_signals
 
     signals = episode_signals(traj)
     return {"success": signals["success"], "strict_success": signals["strict_success"], "trajectory_id": traj.id}

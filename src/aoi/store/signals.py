@@ -1,4 +1,5 @@
-"""The reward signals of a finished episode, read from its trajectory: the one place training and datasets get them.
+"""The reward signals of a finished episode, read from its trajectory: the one place training and datasets get them
+(it lives below both in the layers, beside `episode_success`, so aoi.train and aoi.data can import it).
 
 Every signal comes from what the environment judged or what the steps record, never from another model: AIOpsLab's
 verdict (`success`), the strict oracle (`strict_success`), partial credit from AIOpsLab's own result keys, the
