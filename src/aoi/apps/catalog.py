@@ -42,7 +42,7 @@ class App:
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_app(name: str) -> App:
     """Load an app by its CLI name (hotel-reservation, social-network, astronomy-shop, platform)."""
     if name not in APP_FOLDERS:

@@ -10,7 +10,7 @@ the pipe's bytes on stdin.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from aoi.safety import gate
 from aoi.safety.shellwords import Refused

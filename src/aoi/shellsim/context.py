@@ -5,8 +5,9 @@ from __future__ import annotations
 import errno
 import functools
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from aoi.shellsim.pod import SA_DIR, abs_path, container_spec
 
@@ -66,7 +67,7 @@ class ExecContext:
             spec, meta = self.pod.get("spec") or {}, self.pod.get("metadata") or {}
             self.hostname = spec.get("hostname") or meta.get("name", "")
 
-    def with_(self, **changes) -> "ExecContext":
+    def with_(self, **changes) -> ExecContext:
         """Return a copy with some fields changed (the files stay shared)."""
         return replace(self, **changes)
 

@@ -193,7 +193,7 @@ class Expander:
             raise ExpansionError(f"arithmetic expression: expecting primary: \"{expr.strip()}\"")
         py = re.sub(r"!(?!=)", " not ", text.replace("&&", " and ").replace("||", " or ")).replace("/", "//")
         try:
-            value = int(eval(py, {"__builtins__": {}}, {}))  # noqa: S307 - only digits and operators reach here
+            value = int(eval(py, {"__builtins__": {}}, {}))
         except ZeroDivisionError:
             raise ExpansionError("arithmetic expression: division by zero") from None
         except Exception:  # noqa: BLE001 - any malformed expression is a shell error

@@ -271,7 +271,7 @@ class Shell:
             return e.kind if e.kind == "break" else ""
         return ""
 
-    def subshell(self) -> "Shell":
+    def subshell(self) -> Shell:
         """Return a copy whose variable changes do not leak back."""
         sub = copy.copy(self)
         sub.vars, sub.exported, sub.funcs = dict(self.vars), set(self.exported), dict(self.funcs)

@@ -32,7 +32,7 @@ class Registry:
         """Return the registered names, sorted."""
         return sorted(self._programs)
 
-    def copy(self) -> "Registry":
+    def copy(self) -> Registry:
         """Return an independent copy (to extend for one pod without touching the original)."""
         return Registry(self._programs)
 

@@ -332,7 +332,7 @@ BUILTINS = {":": b_true, "true": b_true, "false": b_false, "echo": b_echo, "cd":
             "set": b_set, "shift": b_shift, "eval": b_eval, ".": b_source, "source": b_source, "read": b_read,
             "command": b_command, "type": b_type, "exec": b_exec, "[[": b_test2,
             "test": b_test, "[": b_test,
-            **{name: b_noop for name in ("trap", "wait", "ulimit", "umask", "hash", "alias", "shopt", "times")}}
+            **dict.fromkeys(("trap", "wait", "ulimit", "umask", "hash", "alias", "shopt", "times"), b_noop)}
 
 
 def lookup(name: str, bash: bool):

@@ -42,7 +42,7 @@ def program(*names: str, usage: int = 1):
                 message = f"{prog}: {e}" if e.prefix else str(e)
                 return ExecResult(b"", f"{message}{hint}\n".encode(), usage if e.code is None else e.code)
         run.__doc__, run.__name__ = fn.__doc__, fn.__name__
-        PROGRAMS.update({name: run for name in names})
+        PROGRAMS.update(dict.fromkeys(names, run))
         return run
     return wrap
 

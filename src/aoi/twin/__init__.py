@@ -1,6 +1,6 @@
 """The Kubernetes digital twin: a deterministic simulated cluster that serves the real Kubernetes API."""
 
-from aoi.twin.twin import Twin
 from aoi.twin.factory import build_twin
+from aoi.twin.twin import Twin
 
 __all__ = ["Twin", "build_twin"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aoi import rbac
+from aoi.twin.controllers.base import Controller
 from aoi.twin.core import operations
 from aoi.twin.core.clock import rfc3339, rfc3339_micro
-from aoi.twin.controllers.base import Controller
 
 if TYPE_CHECKING:
     from aoi.twin.twin import Twin
@@ -23,7 +23,7 @@ CONDITIONS = (("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet
               ("Ready", "True", "KubeletReady", "kubelet is posting ready status"))
 
 
-def node_object(twin: "Twin", name: str, ip: str, cidr: str, control_plane: bool) -> dict:
+def node_object(twin: Twin, name: str, ip: str, cidr: str, control_plane: bool) -> dict:
     """Return a kind node as the kubelet registers it."""
     now = rfc3339(twin.clock.now())
     labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
@@ -82,7 +82,7 @@ def custom_resource_definition(res) -> dict:
                                                      "scope": "Namespaced" if res.namespaced else "Cluster"}}
 
 
-def builtin_objects(twin: "Twin") -> None:
+def builtin_objects(twin: Twin) -> None:
     """Create what every cluster has besides nodes: the system PriorityClasses and the CRDs of custom resources."""
     for name, value, description in PRIORITY_CLASSES:
         operations.create(twin, twin.resource("priorityclasses"), "", {
@@ -92,7 +92,7 @@ def builtin_objects(twin: "Twin") -> None:
             operations.create(twin, twin.resource("customresourcedefinitions"), "", custom_resource_definition(res))
 
 
-def bootstrap(twin: "Twin") -> None:
+def bootstrap(twin: Twin) -> None:
     """Create the nodes, system namespaces, node leases and the API server's Endpoints."""
     create = lambda kind, obj, ns="": operations.create(twin, twin.resource(kind), ns, obj)  # noqa: E731
     for ns in SYSTEM_NAMESPACES:
@@ -110,7 +110,7 @@ def bootstrap(twin: "Twin") -> None:
                                       "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}]}]}, "default")
 
 
-def install_identities(twin: "Twin", app_namespaces: list[str]) -> None:
+def install_identities(twin: Twin, app_namespaces: list[str]) -> None:
     """Apply the probe and executor RBAC manifests (the same ones `aoi rbac` prints for a real cluster)."""
     for doc in rbac.manifests(app_namespaces):
         operations.create(twin, twin.resource(doc["kind"]), doc["metadata"].get("namespace", ""), doc)

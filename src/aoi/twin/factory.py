@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import copy
 
+from aoi.apps.catalog import APP_NAMES, App, load_app
 from aoi.twin.api import credentials
+from aoi.twin.behaviour import install as install_behaviour
 from aoi.twin.behaviour.appruntime import CatalogRuntime
 from aoi.twin.bootstrap import NodeLeases, bootstrap, install_identities
-from aoi.apps.catalog import APP_NAMES, App, load_app
-from aoi.twin.core import operations
-from aoi.twin.core.clock import SimClock
-from aoi.twin.core.errors import ApiError
-from aoi.twin.twin import Twin
+from aoi.twin.controllers.chaos import ChaosController
 from aoi.twin.controllers.cronjob import CronJobController
 from aoi.twin.controllers.daemonset import DaemonSetController
-from aoi.twin.controllers.chaos import ChaosController
 from aoi.twin.controllers.deployment import DeploymentController
 from aoi.twin.controllers.endpoints import EndpointsController
-from aoi.twin.kubelet.controller import Kubelet
-from aoi.twin.controllers.lifecycle import GarbageCollector, NamespaceController
 from aoi.twin.controllers.job import JobController
+from aoi.twin.controllers.lifecycle import GarbageCollector, NamespaceController
 from aoi.twin.controllers.replicaset import ReplicaSetController
 from aoi.twin.controllers.scheduler import Scheduler
 from aoi.twin.controllers.statefulset import StatefulSetController
 from aoi.twin.controllers.volumes import PersistentVolumeController
-from aoi.twin.behaviour import install as install_behaviour
+from aoi.twin.core import operations
+from aoi.twin.core.clock import SimClock
+from aoi.twin.core.errors import ApiError
+from aoi.twin.kubelet.controller import Kubelet
+from aoi.twin.twin import Twin
 
 WARMUP_SECONDS = 300.0  # the apps have been up for five minutes when an episode starts
 

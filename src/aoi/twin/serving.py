@@ -70,7 +70,7 @@ class Ticker:
         self._origin = (time.monotonic(), twin.clock.now())
         self._thread = threading.Thread(target=self._run, name="twin-ticker", daemon=True)
 
-    def start(self) -> "Ticker":
+    def start(self) -> Ticker:
         """Switch the twin to wall time and start ticking."""
         self.twin.clock_mode = "wall"
         if self.young_gc:

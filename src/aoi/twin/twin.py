@@ -10,7 +10,8 @@ import heapq
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from aoi.twin.api import credentials
 from aoi.twin.core.clock import SimClock
@@ -72,7 +73,7 @@ class Twin:
         self.runtime = runtime
         self.usage = UsageModel()
         self.extensions = Extensions()  # add-ons by name: behaviour model, chaos, programs, app state
-        self.tokens: dict[str, "User"] = {}  # bearer token -> identity
+        self.tokens: dict[str, User] = {}  # bearer token -> identity
         self.credentials: dict[str, str] = {}  # role (admin, probe, executor) -> bearer token
         # Time: "wall" when a ticker follows real time (aoi twin up); "manual" in episodes, where only callers
         # advance the clock and a waiting watch may pull time forward up to sim_deadline.
@@ -83,11 +84,11 @@ class Twin:
         self._timer_seq = 0
         self._queue: OrderedDict[tuple[str, object], None] = OrderedDict()
         self._settling = False
-        self.controllers: dict[str, "Controller"] = {}
-        self._interest: dict[Resource, list["Controller"]] = {}
+        self.controllers: dict[str, Controller] = {}
+        self._interest: dict[Resource, list[Controller]] = {}
         self.store.listeners.append(self._on_change)
 
-    def clone(self, shared: tuple = ()) -> "Twin":
+    def clone(self, shared: tuple = ()) -> Twin:
         """Return an independent copy of this twin (its state, timers, controllers and extensions).
 
         `shared` lists objects to share instead of copying (immutable data such as the app catalogs).
@@ -131,7 +132,7 @@ class Twin:
         return self.recorder.record(obj, type_, reason, message, component, host, field_path)
 
     # --- controllers ---
-    def add_controller(self, controller: "Controller") -> None:
+    def add_controller(self, controller: Controller) -> None:
         """Register a controller and the resources it watches."""
         self.controllers[controller.name] = controller
         for name in controller.watches:
@@ -143,7 +144,7 @@ class Twin:
             for key in controller.keys_for(self, kind, res, obj):
                 self.enqueue(controller.name, key)
 
-    def enqueue(self, controller: str, key: "Key") -> None:
+    def enqueue(self, controller: str, key: Key) -> None:
         """Ask a controller to reconcile key at the next settle."""
         self._queue[(controller, key)] = None
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from aoi.twin import build_twin
-from aoi.rbac import IDENTITY_NAMESPACE
 from aoi.apps.catalog import load_app
+from aoi.rbac import IDENTITY_NAMESPACE
+from aoi.twin import build_twin
 from aoi.twin.testing import Served
 
 NS = "test-hotel-reservation"

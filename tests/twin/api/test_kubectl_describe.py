@@ -4,9 +4,9 @@ import json
 import re
 
 import pytest
-from aoi.twin.testing import Served
 
 from aoi.twin import build_twin
+from aoi.twin.testing import Served
 
 NS = "test-hotel-reservation"
 

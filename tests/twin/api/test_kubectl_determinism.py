@@ -1,9 +1,9 @@
 """Same seed, same cluster: kubectl output is byte-identical across twins; another seed names things differently."""
 
 import pytest
-from aoi.twin.testing import Served
 
 from aoi.twin import build_twin
+from aoi.twin.testing import Served
 
 NS = "test-hotel-reservation"
 COMMANDS = ("get pods -A -o yaml", "get events -A", "get events -A -o yaml", "get svc,ep -A -o wide",

@@ -8,8 +8,8 @@ import pytest
 from kubernetes import client, config
 
 from aoi.twin import build_twin
-from aoi.twin.core import operations
 from aoi.twin.api.paging import COMPACTION_SECONDS, decode_token, encode_token
+from aoi.twin.core import operations
 from aoi.twin.testing import Served
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"

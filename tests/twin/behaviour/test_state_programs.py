@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from aoi.twin import build_twin
-from aoi.twin.core import operations
 from aoi.twin.controllers.chaos import NetworkFault, network_faults
+from aoi.twin.core import operations
 from aoi.twin.kubelet.execution import run_in_container
 
 HOTEL, SOCIAL, SHOP = "test-hotel-reservation", "test-social-network", "astronomy-shop"

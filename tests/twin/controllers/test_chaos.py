@@ -7,9 +7,9 @@ import math
 import pytest
 
 from aoi.twin import build_twin
-from aoi.twin.core import operations
 from aoi.twin.controllers.chaos import PAUSE_IMAGE, ChaosController, image_key, network_faults
 from aoi.twin.controllers.chaos_spec import parse_duration, select_pods
+from aoi.twin.core import operations
 
 NS = "test-hotel-reservation"
 

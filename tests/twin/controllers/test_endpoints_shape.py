@@ -7,10 +7,10 @@ import os
 import pytest
 
 from aoi.twin import Twin, build_twin
-from aoi.twin.core import operations
 from aoi.twin.behaviour.network import _ready_backends  # the routing seam the slices feed past 1,000
 from aoi.twin.controllers.endpoints import OVER_CAPACITY, EndpointsController, truncate_subsets
 from aoi.twin.controllers.endpointslices import MANAGED_BY, SERVICE_NAME, ready_pod_names, service_slices
+from aoi.twin.core import operations
 
 NS = "default"
 

@@ -6,14 +6,14 @@ import copy
 
 import pytest
 
-from aoi.twin.core import operations
 from aoi.twin.bootstrap import NodeLeases, bootstrap
-from aoi.twin.twin import Twin
-from aoi.twin.kubelet.controller import Kubelet
 from aoi.twin.controllers.lifecycle import GarbageCollector, NamespaceController
 from aoi.twin.controllers.scheduler import Scheduler
 from aoi.twin.controllers.volumes import PersistentVolumeController
+from aoi.twin.core import operations
+from aoi.twin.kubelet.controller import Kubelet
 from aoi.twin.kubelet.runtime import PlainRuntime
+from aoi.twin.twin import Twin
 
 NS = "hotel"
 NO_PROVISIONER_MESSAGE = "no volume plugin matched name: kubernetes.io/no-provisioner"

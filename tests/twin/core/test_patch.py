@@ -7,7 +7,18 @@ import json
 
 import pytest
 
-from aoi.twin.core.patch import APPLY, JSON_PATCH, MERGE, PATCH_TYPES, SMP, PatchError, apply_patch, json_patch, merge_patch, strategic_merge
+from aoi.twin.core.patch import (
+    APPLY,
+    JSON_PATCH,
+    MERGE,
+    PATCH_TYPES,
+    SMP,
+    PatchError,
+    apply_patch,
+    json_patch,
+    merge_patch,
+    strategic_merge,
+)
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 

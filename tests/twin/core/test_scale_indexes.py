@@ -8,16 +8,21 @@ import threading
 import orjson
 
 from aoi.twin import build_twin
-from aoi.twin.core import operations
-from aoi.twin.controllers.base import Controller, owned_by
 from aoi.twin.bootstrap import bootstrap, node_object
-from aoi.twin.twin import Twin
-from aoi.twin.controllers.replicaset import (BURST_REPLICAS, ReplicaSetController, create_owned_pod,
-                                             delete_owned_pod, set_status)
-from aoi.twin.factory import default_controllers
+from aoi.twin.controllers.base import Controller, owned_by
+from aoi.twin.controllers.replicaset import (
+    BURST_REPLICAS,
+    ReplicaSetController,
+    create_owned_pod,
+    delete_owned_pod,
+    set_status,
+)
+from aoi.twin.core import operations
 from aoi.twin.core.podstatus import is_ready, pod_rank
-from aoi.twin.kubelet.runtime import PlainRuntime
 from aoi.twin.core.tables import bound_node, controller_uids, summary
+from aoi.twin.factory import default_controllers
+from aoi.twin.kubelet.runtime import PlainRuntime
+from aoi.twin.twin import Twin
 
 NS = "scale"
 

@@ -38,7 +38,7 @@ class Connection(BaseHTTPRequestHandler):
         except (ssl.SSLError, ConnectionResetError, BrokenPipeError, TimeoutError):
             self.close_connection = True
 
-    def log_message(self, format, *args):  # noqa: A002 - silence the stdlib access log
+    def log_message(self, format, *args):
         """Keep quiet; the twin is not a web server for humans."""
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:

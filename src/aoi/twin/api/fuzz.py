@@ -181,7 +181,7 @@ def send(host: str, port: int, probe: Probe, context: ssl.SSLContext, timeout: f
                 except (ConnectionError, ssl.SSLError):
                     pass  # the server may answer (413, 401) before taking the whole body: read that answer
                 code = _read_head(conn)
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return "hang"
     except (ConnectionError, ssl.SSLError, OSError):
         return "dropped"

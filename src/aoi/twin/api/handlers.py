@@ -7,13 +7,12 @@ from dataclasses import dataclass
 import orjson
 import yaml
 
-from aoi.twin.api import credentials
-from aoi.twin.core import errors, operations
-from aoi.twin.api import authz, bodies, paging, shapes
+from aoi.twin.api import authz, bodies, credentials, paging, shapes
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
 from aoi.twin.api.tables import render_table
+from aoi.twin.core import errors, operations
 from aoi.twin.core.errors import ApiError
 from aoi.twin.core.resources import SUBRESOURCE_KINDS
 from aoi.twin.core.selectors import SelectorError, parse_field_selector, parse_label_selector

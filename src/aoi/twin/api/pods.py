@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from aoi.twin.core import errors, operations
 from aoi.twin.api import websocket as ws
 from aoi.twin.api.handlers import Call, Reply, matcher, ok
+from aoi.twin.core import errors, operations
 from aoi.twin.core.clock import parse_time, rfc3339, rfc3339_micro
 from aoi.twin.core.errors import ApiError
 

@@ -6,8 +6,9 @@ The cell formulas follow Kubernetes 1.32 `pkg/printers/internalversion/printers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from aoi.twin.core.clock import parse_time
 

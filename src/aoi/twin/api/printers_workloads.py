@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aoi.twin.api.printers import (
-    age, bool_text, container_cells, format_labels, format_selector, human_duration, name, selector_string, since,
+    age,
+    bool_text,
+    container_cells,
+    format_labels,
+    format_selector,
+    human_duration,
+    name,
+    selector_string,
+    since,
     template_spec,
 )
 from aoi.twin.core.clock import parse_time

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import functools
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from aoi.twin.api.protobuf_schema import KINDS, MESSAGES
@@ -39,7 +39,7 @@ class Spec(NamedTuple):
     keep_zero: bool = False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def parse_spec(text: str) -> Spec:
     """Parse a schema type such as `*int32`, `[]Container` or `map[string]Quantity`."""
     if text.startswith("[]"):
@@ -183,7 +183,7 @@ def _time(fields: dict) -> str | None:
     seconds = fields.get("seconds", 0)
     if not seconds and not fields.get("nanos"):
         return None
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _int_or_string(fields: dict) -> int | str:

@@ -9,11 +9,11 @@ import ssl
 import threading
 from http.server import ThreadingHTTPServer
 
-from aoi.twin.core import errors
 from aoi.twin.api import authz, discovery, handlers, pods, routes
 from aoi.twin.api.connection import READ_TIMEOUT, Connection
 from aoi.twin.api.handlers import Call, Reply
 from aoi.twin.api.watch import pull_for_poll, serve_watch
+from aoi.twin.core import errors
 from aoi.twin.core.errors import ApiError
 from aoi.twin.core.resources import SUBRESOURCE_VERBS
 
@@ -181,7 +181,7 @@ class TwinServer(ThreadingHTTPServer):
         """Return the https URL clients use."""
         return f"https://127.0.0.1:{self.server_address[1]}"
 
-    def start(self) -> "TwinServer":
+    def start(self) -> TwinServer:
         """Serve in a background thread."""
         self._thread = threading.Thread(target=self.serve_forever, name="twin-api", daemon=True)
         self._thread.start()

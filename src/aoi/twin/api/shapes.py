@@ -3,8 +3,8 @@ the twin's admission and controllers read (metadata, pod specs, workload and ser
 
 from __future__ import annotations
 
-from aoi.twin.core import errors
 from aoi.twin.api.bodies import unsupported_dry_run
+from aoi.twin.core import errors
 from aoi.twin.core.errors import ApiError
 
 STR, INT, BOOL, OBJ, STRINGS, INT_OR_STR = "a string", "an integer", "a boolean", "an object", "a map of strings", \

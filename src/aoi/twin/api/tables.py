@@ -13,9 +13,18 @@ from aoi.twin.api import printers_config as config
 from aoi.twin.api import printers_policy as policy
 from aoi.twin.api import printers_workloads as work
 from aoi.twin.api.printers import (
-    AGE, CONTAINERS, IMAGES, NAME, SELECTOR, Printer, age, column, human_duration, name,
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    NAME,
+    SELECTOR,
+    Printer,
+    age,
+    column,
+    human_duration,
+    name,
 )
-from aoi.twin.core.clock import rfc3339, parse_time
+from aoi.twin.core.clock import parse_time, rfc3339
 
 __all__ = ["render_table", "human_duration", "PRINTERS"]
 

@@ -30,7 +30,7 @@ def _certificate() -> tuple[bytes, bytes]:
     """Make the certificate (call certificate(), which serialises the first call)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aoi-twin")])
-    start = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+    start = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(start).not_valid_after(start + datetime.timedelta(days=3650 * 3))

@@ -7,7 +7,7 @@ import time
 
 import orjson
 
-from aoi.twin.api.handlers import TABLE, JSON, Call, matcher
+from aoi.twin.api.handlers import JSON, TABLE, Call, matcher
 from aoi.twin.api.presentation import clock_shift, present
 from aoi.twin.api.tables import render_table
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import fnmatch
 
 from aoi.apps.catalog import App
-from aoi.twin.core.ids import fnv32a
 from aoi.twin.behaviour.logformat import format_line
+from aoi.twin.core.ids import fnv32a
 from aoi.twin.kubelet.runtime import Boot
 
 # Public images any user may run besides the apps' own (pulls of anything else fail with NotFound).

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 
+from aoi.apps.catalog import App
 from aoi.twin.behaviour import config_files
+from aoi.twin.behaviour.logformat import format_line
 from aoi.twin.behaviour.mongo import MongoServer, tls_mode, volume_key
 from aoi.twin.behaviour.network import connect
-from aoi.apps.catalog import App
-from aoi.twin.behaviour.logformat import format_line
 from aoi.twin.kubelet.runtime import Boot
 
 DIAL_TIMEOUT = 10.0  # mgo's dial timeout before "no reachable servers"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import orjson
 
@@ -24,7 +24,7 @@ def level_of(raw: str) -> str:
 
 
 def _dt(t: float) -> datetime:
-    return datetime.fromtimestamp(t, tz=timezone.utc)
+    return datetime.fromtimestamp(t, tz=UTC)
 
 
 def _ms(t: float) -> str:

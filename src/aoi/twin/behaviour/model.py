@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from aoi.twin.behaviour.appruntime import CatalogRuntime
-from aoi.twin.behaviour import effects
 from aoi.apps.catalog import App
+from aoi.twin.behaviour import effects
+from aoi.twin.behaviour.appruntime import CatalogRuntime
 from aoi.twin.behaviour.logformat import format_line
 from aoi.twin.kubelet.runtime import Boot
 

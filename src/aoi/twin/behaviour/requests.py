@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from aoi.twin.behaviour.network import Reach, connect
 from aoi.apps.catalog import App
+from aoi.twin.behaviour.network import Reach, connect
 
 STORES = ("mongodb", "memcached", "redis", "kafka")
 HOP_SECONDS = 0.0015

@@ -20,7 +20,7 @@ class TraceStore:
         self.limit = limit
         self.spans: dict[str, deque[Span]] = defaultdict(lambda: deque(maxlen=limit))
 
-    def __deepcopy__(self, memo) -> "TraceStore":
+    def __deepcopy__(self, memo) -> TraceStore:
         """Copy the per-namespace queues; spans are immutable and shared."""
         new = TraceStore(self.limit)
         for namespace, spans in self.spans.items():

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from aoi.twin.core import operations
 from aoi.twin.controllers import chaos_spec as cs
 from aoi.twin.controllers.base import Controller, Key
+from aoi.twin.core import operations
 
 PAUSE_IMAGE = "gcr.io/google-containers/pause:latest"
 FINALIZER = "chaos-mesh/records"

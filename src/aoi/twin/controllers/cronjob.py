@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from aoi.twin.core import operations
-from aoi.twin.core.clock import parse_time, rfc3339
 from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.controllers.job import finished
+from aoi.twin.core import operations
+from aoi.twin.core.clock import parse_time, rfc3339
 
 COMPONENT = "cronjob-controller"
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -58,7 +58,7 @@ def next_run(schedule: str, after: float) -> float:
         900.0
     """
     (minutes, hours, days, months, weekdays), either = parse_schedule(schedule)
-    t = datetime.fromtimestamp(after // 60 * 60, tz=timezone.utc) + timedelta(minutes=1)
+    t = datetime.fromtimestamp(after // 60 * 60, tz=UTC) + timedelta(minutes=1)
     for _ in range(366 * 5):  # days; a schedule that never fires (Feb 30) gives up
         dom, dow = t.day in days, (t.weekday() + 1) % 7 in weekdays
         if t.month in months and ((dom or dow) if either else (dom and dow)):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from aoi.twin.core import operations
 from aoi.twin.controllers.base import Controller, owned, owner_keys
 from aoi.twin.controllers.deployment import resolve_percent
 from aoi.twin.controllers.history import HASH_LABEL, prune_revisions, revision_hash, sync_revision
 from aoi.twin.controllers.replicaset import delete_owned_pod, new_pod, set_status
 from aoi.twin.controllers.scheduler import node_selector_ok, tolerates
 from aoi.twin.controllers.statefulset import ready_for
+from aoi.twin.core import operations
 
 COMPONENT = "daemonset-controller"
 GENERATION_LABEL = "pod-template-generation"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 import math
 
+from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.core import operations
 from aoi.twin.core.clock import parse_time, rfc3339
-from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.core.ids import template_hash
 
 REVISION = "deployment.kubernetes.io/revision"

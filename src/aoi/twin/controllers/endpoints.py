@@ -151,7 +151,7 @@ class EndpointsController(Controller):
         self._states: dict[tuple, ServiceState] = {}  # service key -> what the last reconcile left
         self._writing = False  # the store changes during a reconcile are this controller's own
 
-    def __deepcopy__(self, memo) -> "EndpointsController":
+    def __deepcopy__(self, memo) -> EndpointsController:
         """Copy without the per-Service states: a clone rebuilds them on demand, cheaper than copying them."""
         return type(self)()
 

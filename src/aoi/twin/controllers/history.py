@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from aoi.twin.core import operations
 from aoi.twin.controllers.base import controller_ref, owned
+from aoi.twin.core import operations
 from aoi.twin.core.ids import template_hash
 
 HASH_LABEL = "controller-revision-hash"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 
-from aoi.twin.core import operations
-from aoi.twin.core.clock import parse_time, rfc3339
 from aoi.twin.controllers.base import Controller, owned, owner_keys
 from aoi.twin.controllers.replicaset import delete_owned_pod, new_pod, set_status
+from aoi.twin.core import operations
+from aoi.twin.core.clock import parse_time, rfc3339
 from aoi.twin.core.podstatus import condition, is_ready, restarts
 
 COMPONENT = "job-controller"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aoi.twin.core import operations
 from aoi.twin.controllers.base import Controller
+from aoi.twin.core import operations
 
 OWNER_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "Service")
 DEPENDENT_RESOURCES = ("replicasets", "pods", "endpointslices", "controllerrevisions", "jobs")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from aoi.twin.core import operations
 from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
+from aoi.twin.core import operations
 from aoi.twin.core.podstatus import pod_rank
-
 
 BURST_REPLICAS = 500  # pods created or deleted per sync at most, as kube-controller-manager's burstReplicas
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from aoi.twin.core.clock import rfc3339
 from aoi.twin.controllers.base import Controller
+from aoi.twin.core.clock import rfc3339
 
 RETRY_SECONDS = 300  # unschedulable pods are retried at least this often (podMaxInUnschedulablePodsDuration)
 REASONS_KEPT = 256  # distinct pod placement fields whose per-node verdicts the scheduler remembers

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 
-from aoi.twin.core import operations
-from aoi.twin.core.clock import parse_time
 from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.controllers.history import HASH_LABEL, prune_revisions, revision_template, sync_revision
 from aoi.twin.controllers.replicaset import set_status
+from aoi.twin.core import operations
+from aoi.twin.core.clock import parse_time
 from aoi.twin.core.podstatus import condition, is_ready
 
 COMPONENT = "statefulset-controller"

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from aoi.twin.core import operations
-from aoi.twin.core.clock import rfc3339
 from aoi.twin.controllers.base import Controller
 from aoi.twin.controllers.scheduler import node_reason
-from aoi.twin.controllers.storage import (BIND_COMPLETED, BOUND_BY_CONTROLLER, NO_PROVISIONER, PROVISIONERS,
-                                          claim_ref, consumer, default_class, fits, names_claim, pick_node,
-                                          provisioned_volume, provisioner_identity, quantity)
+from aoi.twin.controllers.storage import (
+    BIND_COMPLETED,
+    BOUND_BY_CONTROLLER,
+    NO_PROVISIONER,
+    PROVISIONERS,
+    claim_ref,
+    consumer,
+    default_class,
+    fits,
+    names_claim,
+    pick_node,
+    provisioned_volume,
+    provisioner_identity,
+    quantity,
+)
+from aoi.twin.core import operations
+from aoi.twin.core.clock import rfc3339
 from aoi.twin.core.selectors import selector_matches
 
 COMPONENT = "persistentvolume-controller"

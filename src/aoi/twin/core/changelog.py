@@ -8,7 +8,8 @@ the oldest change kept is answered 410 Expired, as kube-apiserver answers one it
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Protocol
 
 HISTORY_BYTES = 64 * 1024 * 1024  # default budget: the JSON of the changes kept, plus a fixed cost per entry
 ENTRY_OVERHEAD = 200  # bytes an entry costs beyond its JSON (the Change object, the deque slot, the bytes header)
@@ -53,7 +54,7 @@ class ChangeLog:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def fresh(self) -> "ChangeLog":
+    def fresh(self) -> ChangeLog:
         """Return an empty log with the same budget (a cloned twin's watches start afresh)."""
         return ChangeLog(self.budget)
 

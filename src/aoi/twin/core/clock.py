@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 # A fixed origin keeps episodes deterministic: 2025-06-02T09:00:00Z.
 EPISODE_EPOCH = 1748854800.0
@@ -38,7 +38,7 @@ def rfc3339(t: float) -> str:
         >>> rfc3339(0)
         '1970-01-01T00:00:00Z'
     """
-    return datetime.fromtimestamp(int(t), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rfc3339_micro(t: float) -> str:
@@ -48,7 +48,7 @@ def rfc3339_micro(t: float) -> str:
         >>> rfc3339_micro(1.5)
         '1970-01-01T00:00:01.500000Z'
     """
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(text: str | None) -> float | None:

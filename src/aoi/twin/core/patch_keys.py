@@ -15,8 +15,9 @@ Deliberate choices worth knowing:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 
 class Meta(NamedTuple):
@@ -24,7 +25,7 @@ class Meta(NamedTuple):
 
     strategy: str = ""  # "merge" for merged lists; "" for the default (maps merge, lists replace)
     key: str = ""  # merge key of list elements; "" with strategy "merge" means a set of scalars
-    fields: Mapping[str, "Meta"] = MappingProxyType({})  # schema of the nested object or list element
+    fields: Mapping[str, Meta] = MappingProxyType({})  # schema of the nested object or list element
 
 
 NONE = Meta()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import orjson
 
@@ -52,7 +52,7 @@ class Store:
         self.listeners: list[Listener] = []
         self._objects: dict[Resource, Table] = {}
 
-    def clone(self, clock: SimClock, ids: Ids, lock: threading.RLock) -> "Store":
+    def clone(self, clock: SimClock, ids: Ids, lock: threading.RLock) -> Store:
         """Return a copy for a cloned twin: same objects and version, no listeners, a fresh watch history."""
         new = Store(clock, ids, lock)
         new.rv = self.rv

@@ -155,7 +155,7 @@ class Table:
         keys = self.owned.get(uid, ())
         return sorted(k for k in keys if namespace is None or k[0] == namespace)
 
-    def copy(self) -> "Table":
+    def copy(self) -> Table:
         """Return an independent copy (objects through a JSON round trip: far faster than deepcopy)."""
         new = Table()
         new.objects = {k: orjson.loads(orjson.dumps(obj)) for k, obj in self.objects.items()}

@@ -9,7 +9,7 @@ import json
 import math
 import posixpath
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from aoi.shellsim.pod import SA_DIR, abs_path, container_spec, quantity
 from aoi.twin.core.clock import EPISODE_EPOCH, parse_time

@@ -76,7 +76,7 @@ class LogStore:
         self._logs: dict[tuple[str, str, int], list[tuple[float, int, str]]] = {}
         self._seq = 0
 
-    def __deepcopy__(self, memo) -> "LogStore":
+    def __deepcopy__(self, memo) -> LogStore:
         """Copy the index; the (time, seq, line) entries are immutable and shared."""
         new = LogStore()
         new._logs = {key: list(lines) for key, lines in self._logs.items()}

@@ -25,7 +25,7 @@ class Dial:
     target_port: int = 0  # the pod port the connection lands on
     delay: float = 0.0  # network chaos latency
 
-    def seen_as(self, ip: str, service: dict | None = None) -> "Dial":
+    def seen_as(self, ip: str, service: dict | None = None) -> Dial:
         """Return the dial with the address the client saw (and the Service it went through)."""
         self.ip, self.service = ip, service or self.service
         return self

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from aoi.twin.behaviour.programs.basics import hex_id, rng_for, uuid_text
 from aoi.twin.behaviour.programs.mongo_values import UNDEFINED, Special, stringify, to_text
