@@ -1,4 +1,4 @@
-"""The app catalog: load an app folder (manifests + behaviour data); the twin and real clusters deploy the same files."""
+"""The app catalog: load an app folder (manifests + behaviour data); twins and real clusters deploy the same files."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The twin's core: the object store, API semantics (operations, admission, patch), errors, selectors, ids and the clock."""
+"""The twin's core: the object store, API semantics (operations, admission, patch), errors, selectors, ids, clock."""
