@@ -9,7 +9,7 @@ import time
 from typing import Callable
 
 from aoi.agents.actions import submit_action
-from aoi.aiopslab.bridge import END, BridgeEnv, clean, task_info
+from aoi.aiopslab.bridge import END, ENV_VERSION, BridgeEnv, clean, task_info
 from aoi.config import RunConfig
 from aoi.models.base import Model
 from aoi.safety.approval import ApprovalPolicy
@@ -139,9 +139,11 @@ class AOIAgent:
     def _partial(self, waited: float) -> Trajectory:
         """Build the trajectory from the recorded steps when the runtime did not return one."""
         problem = self.env.problem
-        traj = Trajectory(problem.id, problem.task_type, problem.family, problem.target, "aiopslab",
-                          self.config.env.seed, policy=Policy(getattr(self.models.get("observer"), "name", "model")),
+        traj = Trajectory(problem.id, problem.task_type, family=problem.family, target=problem.target,
+                          backend="aiopslab", seed=self.config.env.seed,
+                          policy=Policy(getattr(self.models.get("observer"), "name", "model")),
                           steps=list(self.steps), started_at=self._started or time.time())
+        traj.env_version = ENV_VERSION
         traj.error = self.error or (f"the team did not finish within {waited:.0f} s of the episode's end"
                                     if self._worker is not None else "get_action was never called")
         return traj

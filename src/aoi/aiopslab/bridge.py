@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from aoi.env.parser import ParseError, ParsedAction, parse
+from aoi.env.parser import ParsedAction, ParseError, parse
 from aoi.problems.model import TASK_TYPES
 from aoi.safety import exports, gate
 
@@ -23,6 +23,7 @@ ENDED = ("The orchestrator ended the episode (AIOpsLab took its last step or sto
          "Finish now.")
 LAST_STEP = "This was the last step AIOpsLab allows; its result is not shown. Finish now."
 REFUSED_NOTE = "[AOI refused this action before it reached AIOpsLab]"
+ENV_VERSION = "aiopslab"  # the environment is AIOpsLab's own: aoi.env.ENV_VERSION does not describe it
 END = object()  # sentinel: no more actions (worker done) / no more observations (orchestrator done)
 SUBMIT_ARGS = (("has_anomaly", "detection"), ("faulty_components", "localization"), ("analysis", "analysis"))
 
@@ -119,10 +120,16 @@ class BridgeEnv:
         self.exchanges: list[dict] = []  # {role, action, sent, observation} of every reply AIOpsLab took
         self.exports = exports.Exports()  # the files AIOpsLab said it exported: the only ones read_* may name
 
-    def reset(self) -> str:
-        """Return the task text (AIOpsLab already deployed and injected)."""
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
+        """Return the task text and info (AIOpsLab already deployed and injected: it owns seeds and options)."""
+        if seed is not None or options:
+            raise ValueError("AIOpsLab starts its own episodes: the bridge env takes no seed or options")
         docs = "\n\n".join(f"{name}:\n{doc}" for name, doc in (self.actions or {}).items())
-        return f"{self.description}\n\n{self.instructions}\n\nAvailable actions:\n\n{docs}"
+        p = self.problem
+        info = {"problem_id": getattr(p, "id", None), "task_type": getattr(p, "task_type", None),
+                "family": getattr(p, "family", ""), "target": getattr(p, "target", None), "backend": "aiopslab",
+                "env_version": ENV_VERSION, "description": self.description, "max_steps": self.max_steps}
+        return f"{self.description}\n\n{self.instructions}\n\nAvailable actions:\n\n{docs}", info
 
     def step(self, action_text: str, role: str | None = None) -> tuple[str, float, bool, bool, dict]:
         """Hand one reply to AIOpsLab (every reply is a step there) and wait for its observation.
@@ -182,3 +189,9 @@ class BridgeEnv:
         """End the episode: the runtime sees no steps left, and a step waiting for an observation returns."""
         self.done, self.steps = True, max(self.steps, self.max_steps)
         self.inbox.put(END)
+
+    def __enter__(self) -> BridgeEnv:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -136,6 +136,7 @@ def episode_record(problem_id: str, attempt: int, max_steps: int, outcome: dict,
     """Return the JSON-ready record of one episode: AIOpsLab's outcome and AOI's trajectory side by side."""
     return {"problem_id": problem_id, "task_type": traj.task_type, "attempt": attempt, "agent": "aoi",
             "max_steps": max_steps, "success": episode_success(outcome.get("results")), "error": error,
+            "env_version": traj.env_version,
             "aiopslab": {"results": outcome.get("results"), "history": [_item(i) for i in outcome.get("history", [])],
                          "final_state": outcome.get("final_state"),
                          "framework_overhead": outcome.get("framework_overhead")},
@@ -214,7 +215,7 @@ def write_summary(out: Path, ids: list[str], k: int) -> dict:
             if path.is_file():
                 record = json.loads(path.read_text())
                 rows.append({key: record[key] for key in ("problem_id", "task_type", "attempt", "success", "error")}
-                            | {"results": record["aiopslab"]["results"],
+                            | {"results": record["aiopslab"]["results"], "env_version": record.get("env_version"),
                                "trajectory_id": record["trajectory"]["id"]})
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.jsonl").write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))

@@ -9,7 +9,7 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
 BAR, GAP, TOP, CHAR = 14, 10, 44, 6.6  # bar height, gap between groups, space above the bars, px per label char
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Chart:
     """Grouped bars: one group per label, one bar per series; `unit` is appended to value labels."""
 
@@ -58,7 +58,8 @@ def hbars(chart: Chart, width: int = 720) -> str:
     """Return the chart as an inline <svg> element.
 
     Example:
-        >>> svg = hbars(Chart("Success", ["detection", "mitigation"], {"avg@k": [90.0, 40.0]}, unit="%"))
+        >>> svg = hbars(Chart(title="Success", labels=["detection", "mitigation"], series={"avg@k": [90.0, 40.0]},
+        ...                   unit="%"))
         >>> svg.startswith("<svg") and "90.0%" in svg and "http" not in svg
         True
     """

@@ -41,6 +41,8 @@ def eval_command(
     backend: Optional[str] = typer.Option(None, "--backend", help="twin (default) or cluster: your own cluster "
                                           "(apps deployed, `aoi rbac` applied), faulted by AOI's injectors."),
     kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster backend."),
+    force_version: bool = typer.Option(False, "--force-version", help="Resume even though --out holds results of "
+                                       "another environment version (aoi.env.ENV_VERSION); they are mixed."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Run K attempts of each problem (on the twin, or a cluster) with a worker pool; print and write the summary."""
@@ -58,7 +60,8 @@ def eval_command(
             workers = 1
         console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s) -> {out}")
         started = time.monotonic()
-        summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console)
+        summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console,
+                           force_version=force_version)
     console.print(summary_table(summary, title=f"{out} ({config.model.spec})", width=console.width))
     console.print(f"wall {time.monotonic() - started:.0f}s this session; {summary.episodes_per_hour:.0f} episodes/h "
                   f"overall; summary in {out / 'summary.json'}; `aoi report {out}` writes the report")

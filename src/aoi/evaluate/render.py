@@ -88,7 +88,7 @@ def html(title: str, meta: list[str], sections: list[Section]) -> str:
     """Return the report as one HTML page with no external asset.
 
     Example:
-        >>> page = html("R", ["k=1"], [Section("S", charts=[Chart("c", ["a"], {"s": [1.0]})])])
+        >>> page = html("R", ["k=1"], [Section("S", charts=[Chart(title="c", labels=["a"], series={"s": [1.0]})])])
         >>> "<svg" in page and "http" not in page
         True
     """

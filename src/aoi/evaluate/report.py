@@ -56,8 +56,9 @@ def _success_chart(title: str, groups: dict[str, dict], keys: tuple[str, ...] = 
                    "strict_avg_at_k", "strict_best_at_k")) -> Chart:
     """Return bars of the given success figures (avg@k, best@k and their strict versions) per group, in percent."""
     label = lambda key: key.replace("_at_", "@").replace("_", " ")  # strict_avg_at_k -> strict avg@k
-    return Chart(title, list(groups), {label(key): [100 * s[key] for s in groups.values()] for key in keys},
-                 unit="%", max_value=100.0)
+    return Chart(title=title, labels=list(groups),
+                 series={label(key): [100 * s[key] for s in groups.values()] for key in keys}, unit="%",
+                 max_value=100.0)
 
 
 def success_section(summary: Summary) -> Section:
@@ -87,7 +88,7 @@ def attempts_section(rows: list[dict]) -> Section:
     series = {f"{n}/{k}": [float(c[n]) for c in counts.values()] for n in range(k + 1)}
     return Section("Attempts distribution", f"Problems by how many of their k={k} attempts succeeded (parity).",
                    [Table(headers, [[name, *map(str, c)] for name, c in counts.items()])],
-                   [Chart("Problems by successful attempts", list(counts), series, digits=0)])
+                   [Chart(title="Problems by successful attempts", labels=list(counts), series=series, digits=0)])
 
 
 def _spread(values: list) -> str:
@@ -109,10 +110,10 @@ def cost_section(rows: list[dict]) -> Section:
     labels = list(figures)
     return Section("Time, steps and tokens", "Each cell: mean / median / max per episode. Environment tokens are "
                    "AIOpsLab's in_tokens/out_tokens; model tokens are what the agents' models read and wrote.",
-                   [table], [Chart("Mean steps per episode", labels, {
+                   [table], [Chart(title="Mean steps per episode", labels=labels, series={
                        "env steps": [s["steps"] for s in figures.values()],
                        "model calls": [s["model_steps"] for s in figures.values()]}),
-                             Chart("Mean tokens per episode", labels, {
+                             Chart(title="Mean tokens per episode", labels=labels, series={
                                  label: [s[key] for s in figures.values()] for label, key in TOKEN_SERIES},
                                    digits=0)])
 
@@ -130,8 +131,8 @@ def failures_section(summary: Summary) -> Section:
         return Section("Failure reasons", text, [issues])
     ordered = sorted(reasons.items(), key=lambda kv: -kv[1])
     table = Table(["reason", "episodes", "% of failures"], [[r, str(n), _pct(n / failed)] for r, n in ordered])
-    chart = Chart("Failed episodes by reason", [r for r, _ in ordered], {"episodes": [float(n) for _, n in ordered]},
-                  digits=0)
+    chart = Chart(title="Failed episodes by reason", labels=[r for r, _ in ordered],
+                  series={"episodes": [float(n) for _, n in ordered]}, digits=0)
     return Section("Failure reasons", text, [table, issues], [chart])
 
 
@@ -164,8 +165,8 @@ def compare_section(runs: list[Run]) -> Section:
               *(c for v, d in zip(r["values"][1:], r["deltas"][1:]) for c in (_number(v), _signed(d)))]
              for r in rows]
     avg = [r for r in rows if r["metric"] == "avg@k %"]
-    chart = Chart("avg@k by run (%)", [r["group"] for r in avg],
-                  {name: [r["values"][i] or 0.0 for r in avg] for i, name in enumerate(names)}, unit="%",
+    chart = Chart(title="avg@k by run (%)", labels=[r["group"] for r in avg],
+                  series={name: [r["values"][i] or 0.0 for r in avg] for i, name in enumerate(names)}, unit="%",
                   max_value=100.0)
     return Section("Comparison", f"{note} Deltas are each run minus {names[0]}; success in percentage points, "
                    "steps and tokens as means per episode.", [Table(headers, cells)], [chart])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 from aoi.evaluate.failures import failure_reason, step_issues
@@ -46,7 +47,35 @@ def result_row(traj: Trajectory, **extra) -> dict:
             "in_tokens": results.get("in_tokens"), "out_tokens": results.get("out_tokens"),
             "model_steps": len(traj.steps), "model_in_tokens": model_in, "model_out_tokens": model_out,
             "seconds": round(max(traj.ended_at - traj.started_at, 0.0), 3), "failure": failure_reason(traj),
-            "issues": step_issues(traj), "error": traj.error, "trajectory_id": traj.id, "finished_at": traj.ended_at}
+            "issues": step_issues(traj), "error": traj.error, "trajectory_id": traj.id, "finished_at": traj.ended_at,
+            "env_version": traj.env_version}
+
+
+def other_versions(rows: list[dict], version: str) -> dict[str, int]:
+    """Return {env version: rows} of the rows recorded under another env version ("unrecorded": before versions).
+
+    Example:
+        >>> other_versions([{"env_version": "1"}, {"env_version": "2"}, {}], "2")
+        {'1': 1, 'unrecorded': 1}
+    """
+    return dict(Counter(row.get("env_version") or "unrecorded" for row in rows if row.get("env_version") != version))
+
+
+def check_versions(rows: list[dict], version: str, path: Path, force: bool = False) -> str | None:
+    """Refuse (ValueError) to resume a run whose rows another env version made; with force, return a note instead.
+
+    Example:
+        >>> check_versions([{"env_version": "1"}], "1", Path("r.jsonl")) is None
+        True
+    """
+    other = other_versions(rows, version)
+    if not other:
+        return None
+    counts = ", ".join(f"{count} row(s) from env version {name}" for name, count in sorted(other.items()))
+    if force:
+        return f"{path} holds {counts}; this code is env version {version}; mixing them as --force-version asked"
+    raise ValueError(f"{path} holds {counts}, but this code is env version {version}: resuming would mix two "
+                     f"environments' results; pass another --out, or --force-version to resume anyway")
 
 
 def _parse(line: str) -> dict | None:

@@ -1,7 +1,8 @@
 """`run_eval`: K attempts per problem over a worker pool, recorded episode by episode, resumable after any stop.
 
 Resume: results.jsonl is the source of truth. A new session repairs it (drops a torn last line and any garbled or
-duplicate line), skips every (problem_id, target, attempt) already there, deletes stored trajectories that have no
+duplicate line), refuses rows of another aoi.env.ENV_VERSION (unless forced), skips every (problem_id, target,
+attempt) already there, deletes stored trajectories that have no
 line (their process died before recording them) and runs the rest. Only this process writes results.jsonl, one
 fsynced line per episode, so kill -9 loses at most the episodes in flight. One eval at a time per directory: a second
 one exits naming the first (aoi.evaluate.lock). Each session is on record as interrupted from its start until it ends
@@ -20,9 +21,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from aoi.config import RunConfig, resolved
+from aoi.env.version import ENV_VERSION
 from aoi.evaluate import pool as pools
 from aoi.evaluate.lock import run_lock
-from aoi.evaluate.results import ResultsLog, episode_key
+from aoi.evaluate.results import ResultsLog, check_versions, episode_key
 from aoi.evaluate.runconfig import pin_config, prepare_config
 from aoi.evaluate.summary import Summary, build_summary, read_sessions, write_summary
 from aoi.interrupts import interruptible
@@ -30,7 +32,7 @@ from aoi.problems import make as make_problem
 from aoi.store.sqlite import TrajectoryStore
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Job:
     """One episode to run: a problem aimed at a target, one attempt with its own seed."""
 
@@ -60,14 +62,14 @@ def plan(problems: list[tuple[str, str | None]], k: int, seed: int) -> list[Job]
         problem = make_problem(problem_id, target)
         problem.require_backend("twin")
         resolved_targets.append((problem_id, problem.target, target))
-    return [Job(pid, target, env_target, attempt, seed + attempt)
+    return [Job(problem_id=pid, target=target, env_target=env_target, attempt=attempt, seed=seed + attempt)
             for attempt in range(k) for pid, target, env_target in resolved_targets]
 
 
 class _Session:
     """The parent side of one invocation: records finished episodes, keeps summary.json current."""
 
-    def __init__(self, out_dir: Path, run: dict, jobs: list[Job], console: Console):
+    def __init__(self, out_dir: Path, run: dict, jobs: list[Job], console: Console, force_version: bool = False):
         self.out_dir, self.run, self.console = out_dir, run, console
         self.log = ResultsLog(out_dir / "results.jsonl")
         dropped = self.log.repair()
@@ -75,6 +77,9 @@ class _Session:
             console.print(f"[yellow]note:[/] dropped {dropped} torn, garbled or duplicate line(s) from "
                           f"{self.log.path}; those episodes run again")
         self.rows, _ = self.log.read()
+        mixed = check_versions(self.rows, ENV_VERSION, self.log.path, force_version)
+        if mixed:
+            console.print(f"[yellow]note:[/] {mixed}")
         done = {episode_key(row) for row in self.rows}
         self.todo = [job for job in jobs if job.key not in done]
         self.selected = {job.key for job in jobs}
@@ -127,7 +132,7 @@ def _name(job: Job) -> str:
 
 def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, config: RunConfig,
              out_dir: str | Path, seed: int | None = None, executor: str = pools.DEFAULT,
-             console: Console | None = None) -> Summary:
+             console: Console | None = None, force_version: bool = False) -> Summary:
     """Run K attempts of each (problem_id, target) into out_dir, skipping what an earlier session finished.
 
     Args:
@@ -139,6 +144,7 @@ def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, confi
         seed: the base seed (None: config.env.seed).
         executor: "process" (default) or "thread"; see aoi.evaluate.pool.
         console: where progress goes (default: a new rich Console).
+        force_version: resume even when results.jsonl holds rows of another env version (they are mixed).
 
     Example:
         >>> from aoi.config import load_config
@@ -152,16 +158,16 @@ def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, confi
     seed = config.env.seed if seed is None else seed
     config, jobs = prepare_config(config, out_dir, seed), plan(problems, k, seed)
     with run_lock(out_dir):
-        return _run_locked(config, jobs, out_dir, k, seed, len(problems), console, executor, workers)
+        return _run_locked(config, jobs, out_dir, k, seed, len(problems), console, executor, workers, force_version)
 
 
 def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed: int, problems: int,
-                console: Console, executor: str, workers: int) -> Summary:
+                console: Console, executor: str, workers: int, force_version: bool) -> Summary:
     """Run the jobs not yet recorded in out_dir (its lock held) and return the summary."""
     pin_config(out_dir / "config.json", resolved(config))
     run = {"model": config.model.spec, "k": k, "seed": seed, "max_steps": config.env.max_steps,
-           "problems": problems, "out_dir": str(out_dir)}
-    session = _Session(out_dir, run, jobs, console)
+           "problems": problems, "out_dir": str(out_dir), "env_version": ENV_VERSION}
+    session = _Session(out_dir, run, jobs, console, force_version)
     if not session.todo:
         console.print(f"nothing to run: all {len(session.selected)} episodes are in {session.log.path}")
         session.done = True

@@ -14,7 +14,7 @@ from aoi.evaluate.failures import issue_totals
 from aoi.evaluate.metrics import summarize
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Summary:
     """What a run achieved so far; `summary.json` is `to_dict()`.
 
@@ -62,8 +62,8 @@ def build_summary(rows: list[dict], run: dict, sessions: list[dict], pending: in
         1.0
     """
     figures = summarize(rows)
-    return Summary(run, figures["overall"], figures["by_task_type"], figures["by_family"], issue_totals(rows),
-                   sessions, pending)
+    return Summary(run=run, overall=figures["overall"], by_task_type=figures["by_task_type"],
+                   by_family=figures["by_family"], issues=issue_totals(rows), sessions=sessions, pending=pending)
 
 
 def write_summary(summary: Summary, path: str | Path) -> None:
