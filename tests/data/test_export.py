@@ -129,3 +129,16 @@ def test_the_card_warns_when_a_run_was_generated_under_other_split_rules(runs, t
     export(runs, tmp_path / "other", SplitRules(seed=1))
     card = (tmp_path / "other" / "card.md").read_text()
     assert f"Warning: `{runs[0]}` was generated on the train side of by_target under other split rules" in card
+
+
+def test_rows_carry_the_env_version_and_the_card_warns_when_versions_mix(runs, tmp_path):
+    export(runs, tmp_path / "one")
+    assert {r["env_version"] for r in rows_of(tmp_path / "one" / "rl")} == {"1"}
+    assert "environment versions" not in (tmp_path / "one" / "card.md").read_text()
+    older = tmp_path / "run-old"
+    older.mkdir()
+    traj = episode("revoke_auth_mongodb-detection-1", "mongodb-rate", 5)
+    traj.env_version = ""
+    write_run(older, [traj])
+    export([*runs, older], tmp_path / "mixed")
+    assert "environment versions (not recorded), 1" in (tmp_path / "mixed" / "card.md").read_text()

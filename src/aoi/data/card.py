@@ -67,6 +67,15 @@ def _mismatches(sources, rules) -> list[str]:
     return [*warnings, ""] if warnings else []
 
 
+def _versions(trajs: list[Trajectory]) -> list[str]:
+    """Return a warning when the episodes come from several environment versions (their prefixes replay apart)."""
+    versions = sorted({t.env_version or "(not recorded)" for t in trajs})
+    if len(versions) < 2:
+        return []
+    return [f"Warning: the episodes come from environment versions {', '.join(versions)}; an RL row's prefix "
+            "replays its state only under its own `env_version` (a column of every row).", ""]
+
+
 def _splits(splits: dict, rules, trajs: list[Trajectory]) -> list[str]:
     """Return the split section: the rules, their parameters and the counts on each side."""
     doc = split_rules.__doc__.split("Rules:\n", 1)[1].strip()
@@ -93,7 +102,7 @@ def write_card(path: Path, sources, trajs: list[Trajectory], counts: dict, split
     lines = ["# AOI trajectories dataset", "",
              f"Made by `{command or 'aoi.data.export'}` with aoi {_version()} from {counts['episodes']} episodes "
              "(every recorded episode of each run; the twin's own verdicts, no LLM judge).", "",
-             "## Sources", "", *_sources(sources, trajs), "", *_mismatches(sources, rules),
+             "## Sources", "", *_sources(sources, trajs), "", *_mismatches(sources, rules), *_versions(trajs),
              "Observer policies: " + "; ".join(f"{p} ({n} episodes)" for p, n in policies.most_common()) + ".",
              f"Verdicts: AIOpsLab success {_share(trajs, 'success')}, strict success "
              f"{_share(trajs, 'strict_success')}.",
@@ -107,7 +116,7 @@ def write_card(path: Path, sources, trajs: list[Trajectory], counts: dict, split
              f"{counts['rl_starts']} rows with decision_index 0 are the episode starts, one per (problem_id, target, "
              f"seed).",
              "- Every row: problem_id, task_type, family, app, target (\"\" for none), seed, success, strict_success "
-             "(of the episode it came from), trajectory_id.", "",
+             "(of the episode it came from), trajectory_id, env_version.", "",
              "## Splits (`splits.json`: keys are problem_id@target)", "", *_splits(splits, rules, trajs), "",
              "## Loading", "", "```python", "from datasets import load_from_disk",
              "observer = load_from_disk(\"DIR/sft/observer\")  # or Dataset.from_parquet(\"DIR/sft/observer.parquet\")",

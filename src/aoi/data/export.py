@@ -30,7 +30,8 @@ def _features(kind: str):
     chat = List({"role": Value("string"), "content": Value("string")})
     shared = {"problem_id": Value("string"), "task_type": Value("string"), "family": Value("string"),
               "app": Value("string"), "target": Value("string"), "seed": Value("int64"), "success": Value("bool"),
-              "strict_success": Value("bool"), "trajectory_id": Value("string"), "decision_index": Value("int64")}
+              "strict_success": Value("bool"), "trajectory_id": Value("string"), "decision_index": Value("int64"),
+              "env_version": Value("string")}
     if kind == "sft":
         return Features({"prompt": chat, "completion": chat, "role": Value("string"), **shared})
     return Features({"prompt": chat, "prefix": List(Value("string")), "completion": chat, **shared})

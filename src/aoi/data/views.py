@@ -65,7 +65,8 @@ def model_calls(traj: Trajectory, role: str) -> Iterator[tuple[int, Step]]:
 def episode_fields(traj: Trajectory) -> dict:
     """Return the columns every row of an episode shares."""
     return {"problem_id": traj.problem_id, "task_type": traj.task_type, "family": traj.family,
-            "app": app_of(traj.problem_id), "target": traj.target or "", "seed": traj.seed}
+            "app": app_of(traj.problem_id), "target": traj.target or "", "seed": traj.seed,
+            "env_version": traj.env_version}  # a prefix replays the state only under the version that recorded it
 
 
 def _outcome(traj: Trajectory) -> dict:
