@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 import aoi
-from aoi.agents.tools import Channel, read_tools
+from aoi.agents.actions import ToolCall
+from aoi.agents.tools import Channel, probe_tools
 from aoi.env import make
 from aoi.problems import solutions
 
@@ -66,16 +67,16 @@ def kubectl_probe(world: dict, command: str) -> str:
 def entries(world: dict) -> dict:
     """Return entry point -> (attempts, run(sent) -> observation)."""
     env = world["env"]
-    tools = read_tools(Channel(lambda action, role: env.step(action, role=role)[0]), "probe")
+    tools = probe_tools(Channel(lambda action, role: env.step(action, role=role)[0]))
     return {
         "env.step probe": (table.PROBE, lambda sent: env.step(solutions.shell(sent), role="probe")[0]),
         "env.step None": (table.ADMIN, lambda sent: env.step(solutions.shell(sent), role=None)[0]),
         "env.step file actions (probe)": ([p for _, p in table.FILE_ACTIONS],
                                           lambda sent: env.step(solutions.action("read_metrics", sent), "probe")[0]),
         "kubectl + probe.yaml (writes)": (table.WRITES, lambda sent: kubectl_probe(world, sent)),
-        "Probe tool exec_shell": (table.PROBE, lambda sent: tools["exec_shell"].run(command=sent)[0]),
+        "Probe tool exec_shell": (table.PROBE, lambda sent: tools.run(ToolCall("exec_shell", {"command": sent})).observation),
         "Probe tool read_file": (["{kc}/admin.yaml", "{kc}/probe.yaml", "/etc/passwd", "{canary}"],
-                                 lambda sent: tools["read_file"].run(path=sent, op="page")[0]),
+                                 lambda sent: tools.run(ToolCall("read_file", {"path": sent, "op": "page"})).observation),
     }
 
 

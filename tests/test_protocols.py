@@ -9,7 +9,8 @@ from aoi.trajectory import Step, Trajectory
 
 
 def test_roles_and_statuses_serialise_as_their_values():
-    assert json.dumps({"role": Role.PROBE, "status": Status.FORMAT_ERROR}) == '{"role": "probe", "status": "format_error"}'
+    text = json.dumps({"role": Role.PROBE, "status": Status.FORMAT_ERROR})
+    assert text == '{"role": "probe", "status": "format_error"}'
     assert Role.PROBE == "probe" and f"{Role.EXECUTOR}" == "executor" and {"probe": 1}[Role.PROBE] == 1
 
 

@@ -83,7 +83,7 @@ class Trajectory:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Trajectory":
+    def from_dict(cls, data: dict) -> Trajectory:
         """Rebuild a trajectory from to_dict() output."""
         data = dict(data)
         data["policy"] = Policy(**data.get("policy") or {"model": "unknown"})

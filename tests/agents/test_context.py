@@ -122,8 +122,8 @@ def test_the_compressor_caches_by_output_and_budget():
     compress = Compressor(100, head)
     text = "\n".join(f"geo-{n} Running" for n in range(200))
     assert compress(text) == compress(text) and len(head.outputs) == 1
-    compress(text, 60)
-    assert len(head.outputs) == 2 and compress.calls == 2 and compress.fallbacks == 0
+    short = compress(text, 60)
+    assert len(head.outputs) == 2 and short == "\n".join(text.splitlines()[:5])  # the model's summary, kept
 
 
 def test_memory_shortens_then_drops_the_oldest_findings_first_and_says_so():

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aoi.agents.tools import Channel, read_tools
+from aoi.agents.actions import ToolCall
+from aoi.agents.tools import Channel
+from aoi.agents.tools import probe_tools as probe_toolset
 from aoi.env import make
 from aoi.problems import solutions
 
@@ -147,18 +149,19 @@ def test_kubectl_with_probe_credentials(world, command):
 
 @pytest.fixture(scope="module")
 def probe_tools(world):
-    return read_tools(Channel(lambda action, role: step(world, action, role)), "probe")
+    return probe_toolset(Channel(lambda action, role: step(world, action, role)))
 
 
 @pytest.mark.parametrize("command", escapes.PROBE)
 def test_probe_tool(world, probe_tools, command):
     sent = fill(command, world)
-    attempt(world, lambda: probe_tools["exec_shell"].run(command=sent)[0], sent)
+    attempt(world, lambda: probe_tools.run(ToolCall("exec_shell", {"command": sent})).observation, sent)
 
 
 @pytest.mark.parametrize("path", ["{kc}/admin.yaml", "{kc}/probe.yaml", "/etc/passwd", "{canary}",
                                   "{kc}/../kubeconfigs/admin.yaml"])
 def test_probe_tool_read_file(world, probe_tools, path):
     sent = fill(path, world)
-    observation = attempt(world, lambda: probe_tools["read_file"].run(path=sent, op="page")[0], sent)
+    read = ToolCall("read_file", {"path": sent, "op": "page"})
+    observation = attempt(world, lambda: probe_tools.run(read).observation, sent)
     assert "Refused" in observation

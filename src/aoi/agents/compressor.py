@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from aoi.agents.grounding import ungrounded
 from aoi.agents.loop import render
 from aoi.models.base import Model
 from aoi.models.tokens import count_tokens
+from aoi.protocols import Role, Status
 
 SIGNAL = re.compile(r"error|warn|fail|fatal|panic|exception|denied|refused|forbidden|crash|backoff|pending|"
                     r"not ready|unhealthy|evicted|oomkilled|timeout|timed out|unavailable|killed|restart|0/\d|"
@@ -37,7 +38,7 @@ def fallback(text: str, budget: int) -> str:
     lines = text.splitlines()
     if tokens(text) <= budget:
         return text
-    keep, seen, repeats = [lines[0]] if lines else [], Counter(), Counter()
+    keep, repeats = [lines[0]] if lines else [], Counter()
     for line in lines[1:]:
         if not SIGNAL.search(line):
             continue
@@ -71,9 +72,6 @@ class Compressor:
                  record: Callable[..., object] | None = None):
         self.budget, self.model, self.record = budget, model, record or (lambda *args, **kwargs: None)
         self.cache: dict[tuple[str, int], str] = {}  # (sha256 of the output, budget) -> what it was condensed to
-        self.calls = 0  # outputs condensed (cache misses)
-        self.fallbacks = 0  # outputs the deterministic condenser handled
-        self.ungrounded = 0  # model summaries refused for naming what their input does not
 
     def __call__(self, text: str, budget: int | None = None, command: str = "") -> str:
         """Return text within the budget (unchanged when it already fits); the same output is condensed once."""
@@ -82,14 +80,8 @@ class Compressor:
             return text
         key = (hashlib.sha256(text.encode()).hexdigest(), budget)
         if key not in self.cache:
-            self.calls += 1
-            self.cache[key] = self._summary(text, budget, command) or self._fallback(text, budget)
+            self.cache[key] = self._summary(text, budget, command) or fallback(text, budget)
         return self.cache[key]
-
-    def _fallback(self, text: str, budget: int) -> str:
-        """Condense deterministically, and count it."""
-        self.fallbacks += 1
-        return fallback(text, budget)
 
     def _summary(self, text: str, budget: int, command: str) -> str | None:
         """Ask the model for a summary; None when there is no model or its summary is unusable."""
@@ -99,24 +91,23 @@ class Compressor:
                     {"role": "user", "content": render("compressor", "user", command=command or "(not known)",
                                                        output=text)}]
         try:
-            completion = self.model.complete(messages, role="compressor", max_tokens=budget)
+            completion = self.model.complete(messages, role=Role.COMPRESSOR, max_tokens=budget)
         except Exception as exc:  # noqa: BLE001 - a model failure must never lose the output: fall back
-            self.record(messages, None, observation=str(exc), status="error")
+            self.record(messages, None, observation=str(exc), status=Status.ERROR)
             return None
         summary = completion.text if isinstance(completion.text, str) else ""
         status, note = self._verdict(summary, text, budget)
         self.record(messages, completion, observation=note, status=status)
-        return summary if status == "ok" else None
+        return summary if status == Status.OK else None
 
-    def _verdict(self, summary: str, text: str, budget: int) -> tuple[str, str]:
+    def _verdict(self, summary: str, text: str, budget: int) -> tuple[Status, str]:
         """Judge a summary: ok, empty, oversized, or ungrounded (with what it invented)."""
         if not summary.strip():
-            return "empty", "the summary was empty; the deterministic condenser was used"
+            return Status.EMPTY, "the summary was empty; the deterministic condenser was used"
         if tokens(summary) > budget:
-            return "oversized", f"the summary exceeded {budget} tokens; the deterministic condenser was used"
+            return Status.OVERSIZED, f"the summary exceeded {budget} tokens; the deterministic condenser was used"
         invented = ungrounded(summary, text)
         if invented:
-            self.ungrounded += 1
-            return "ungrounded", (f"the summary names what the output does not ({', '.join(invented[:8])}); "
+            return Status.UNGROUNDED, (f"the summary names what the output does not ({', '.join(invented[:8])}); "
                                   "the deterministic condenser was used")
-        return "ok", ""
+        return Status.OK, ""

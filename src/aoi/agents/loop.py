@@ -1,4 +1,12 @@
-"""The one loop every role runs: ask the model, parse its tool call, run the tool behind the guards, repeat."""
+"""The one loop every role runs: `run` -> `step` -> `query` the model -> `execute` its reply, until the role submits.
+
+Exceptions end or redirect the loop: `Submitted` ends it with the role's report (a sub-agent's finish arguments, the
+Observer's answer); `LimitsExceeded` ends it before the role finished (out of calls or environment steps, or its
+model failed), saying why; `FormatError` (a reply that is no valid call) and `Retry` (a failed model call below the
+role's limit) are fed back to the model and the loop goes on. Roles differ by small overrides: how their messages
+are built (`messages`), what a reply does (`execute`), how feedback reaches the model (`feed`), and their limits.
+What the guards count is the steps' statuses (`Trajectory.counts()`), recorded once, by the Recorder.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +14,40 @@ import hashlib
 import json
 import string
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
 from aoi.agents.actions import FormatError, ToolCall, parse_tool_call
-from aoi.models.base import Model, ModelError
+from aoi.agents.tools import FINISH, Toolset, render_tools
+from aoi.models.base import ModelError
+from aoi.models.expert import contract
+from aoi.protocols import Model, Status
 from aoi.trajectory import Step, Trajectory
 
 PROMPTS = Path(__file__).with_name("prompts.yaml")
-REPEATED = ("You already ran exactly this ({tool} {args}) in this task; its result is above. Run something "
-            "different, or finish with what you know.")
+RAN_OUT = "ran out of tool calls before reporting"
+
+__all__ = ["FormatError", "LimitsExceeded", "Loop", "Recorder", "Retry", "SubAgent", "Submitted", "render"]
+
+
+class Submitted(Exception):
+    """The role finished; `result` is its report (a sub-agent) or its answer (the Observer)."""
+
+    def __init__(self, result: object):
+        super().__init__("the role finished")
+        self.result = result
+
+
+class LimitsExceeded(Exception):
+    """The role stopped before it finished: out of calls or environment steps, or its model failed (the message)."""
+
+
+class Retry(Exception):
+    """The step ended without a usable reply; its feedback is given and the next step starts."""
 
 
 @lru_cache(maxsize=1)
@@ -61,29 +89,6 @@ def _text(completion) -> str:
 
 
 @dataclass
-class Stats:
-    """What the guards counted (become metrics and training signals)."""
-
-    format_errors: int = 0
-    repeated: int = 0
-    refused: int = 0
-    oversized: int = 0
-    model_errors: int = 0
-
-    def add(self, other: "Stats") -> None:
-        for key in vars(self):
-            setattr(self, key, getattr(self, key) + getattr(other, key))
-
-
-@dataclass
-class Tool:
-    """A declared tool: runs with keyword arguments and returns (observation, status, env action text)."""
-
-    name: str
-    run: Callable[..., tuple[str, str, str]]
-
-
-@dataclass
 class Recorder:
     """Append every model call to the trajectory, with the full messages sent (the training data) and their hash."""
 
@@ -92,7 +97,7 @@ class Recorder:
     on_step: Callable[[Step], None] | None = None
 
     def record(self, role: str, messages: list[dict], completion, action: str = "", observation: str = "",
-               status: str = "ok") -> Step:
+               status: Status = Status.OK) -> Step:
         """Store one step."""
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
         step = Step(role, _text(completion), action, observation,
@@ -107,85 +112,133 @@ class Recorder:
         return step
 
 
-@dataclass
-class RoleRun:
-    """The outcome of one role call."""
+class Loop:
+    """What every role shares: run until Submitted, one model call per step, model errors and bad formats handled."""
 
-    result: dict
-    calls: int
-    stats: Stats
-    finished: bool  # False: the budget ran out (or the model failed) before the role finished
-    observations: list[str] = field(default_factory=list)
+    def __init__(self, role: str, model: Model, recorder: Recorder):
+        self.role, self.model, self.recorder = role, model, recorder
+        self.calls = 0  # model calls in this run
+        self.failures = 0  # failed model calls in a row
 
-
-class RoleLoop:
-    """Run one role (probe or executor) on one instruction."""
-
-    def __init__(self, role: str, model: Model, tools: dict[str, Tool], recorder: Recorder, budget: int,
-                 fit: Callable[..., str], steps_left: Callable[[], int], repeat_limit: int = 1,
-                 output_cap: int = 12000):
-        self.role, self.model, self.tools, self.recorder = role, model, tools, recorder
-        self.budget, self.fit, self.steps_left = budget, fit, steps_left
-        self.repeat_limit, self.output_cap = repeat_limit, output_cap
-        self.seen: dict[str, int] = {}  # calls made in the current instruction and how often (the repeat guard)
-
-    def run(self, instruction: str, context: str) -> RoleRun:
-        """Loop until the role finishes, runs out of calls, or the environment runs out of steps."""
-        messages = [{"role": "system", "content": render(self.role, "system", budget=self.budget)},
-                    {"role": "user", "content": render(self.role, "user", instruction=instruction, context=context)}]
-        stats, observations = Stats(), []
-        self.seen = {}  # a new instruction may rightly re-run a command: the state has changed since
-        for calls in range(1, self.budget + 2):
+    def run(self) -> object:
+        """Step until the role submits and return what it submitted; LimitsExceeded ends it unfinished."""
+        self.calls = self.failures = 0
+        while True:
             try:
-                completion = self.model.complete(messages, role=self.role)
-            except ModelError as exc:
-                stats.model_errors += 1
-                self.recorder.record(self.role, messages, None, observation=str(exc), status="error")
-                return RoleRun({"error": str(exc)}, calls, stats, False, observations)
-            outcome = self._turn(messages, completion, stats, calls > self.budget)
-            if outcome is not None:
-                return RoleRun(outcome, calls, stats, True, observations)
-            observations.append(messages[-1]["content"])
-            if self.steps_left() <= 1:
-                break
-        return RoleRun({}, self.budget, stats, False, observations)
+                self.step()
+            except Submitted as done:
+                return done.result
 
-    def _turn(self, messages: list[dict], completion, stats: Stats, last: bool) -> dict | None:
-        """Handle one reply; return the final result when the role finished."""
-        names = list(self.tools) + ["finish"]
+    def step(self) -> None:
+        """Query the model once and execute its reply; feed back what went wrong, then check the limits."""
+        self.calls += 1
+        messages = self.messages()
         try:
-            call = parse_tool_call(reply_text(completion), names)
-        except FormatError as exc:
-            stats.format_errors += 1
-            return self._answer(messages, completion, f"Format error: {exc}", "format_error")
-        if call.tool == "finish":
+            completion = self.query(messages)
+            try:
+                self.execute(messages, completion)
+            except FormatError as exc:
+                self.feed(messages, completion, self.format_feedback(exc), Status.FORMAT_ERROR)
+        except Retry:
+            pass
+        self.check_limits()
+
+    def query(self, messages: list[dict]):
+        """Ask the model; a failure is recorded and becomes what `model_failed` decides (an end or a Retry)."""
+        try:
+            completion = self.model.complete(messages, role=self.role)
+        except ModelError as exc:
+            self.recorder.record(self.role, messages, None, observation=str(exc), status=Status.ERROR)
+            self.failures += 1
+            raise self.model_failed(exc) from exc
+        self.failures = 0
+        return completion
+
+    def messages(self) -> list[dict]:
+        """Return the messages of the next model call."""
+        raise NotImplementedError
+
+    def execute(self, messages: list[dict], completion) -> None:
+        """Act on one reply: raise Submitted when the role is done, FormatError when the reply is unusable."""
+        raise NotImplementedError
+
+    def feed(self, messages: list[dict], completion, text: str, status: Status, action: str = "") -> None:
+        """Record the step and give `text` back to the model."""
+        raise NotImplementedError
+
+    def format_feedback(self, error: FormatError) -> str:
+        """Return what the model is told about an unusable reply."""
+        return contract.format_error(error)
+
+    def model_failed(self, error: ModelError) -> Exception:
+        """Return what a failed model call raises: by default it ends the role's run."""
+        return LimitsExceeded(str(error) or RAN_OUT)
+
+    def check_limits(self) -> None:
+        """Raise LimitsExceeded when the role may not take another step."""
+
+
+@dataclass(kw_only=True)
+class Guards:
+    """What a sub-agent's calls pass before and after they run."""
+
+    budget: int  # tool calls per instruction; one more call may only finish
+    fit: Callable[..., str]  # condenses an output to the context budget (the Compressor)
+    steps_left: Callable[[], int]  # environment actions left in the episode
+    repeat_limit: int = 1  # runs of one exact call per instruction
+    output_cap: int = 12000  # characters of an output kept before it is condensed
+
+
+class SubAgent(Loop):
+    """A probe or executor on one instruction: a conversation of tool calls and observations, behind the guards."""
+
+    def __init__(self, role: str, model: Model, tools: Toolset, recorder: Recorder, guards: Guards):
+        super().__init__(role, model, recorder)
+        self.tools, self.guards = tools, guards
+        self.conversation: list[dict] = []
+        self.seen: dict[str, int] = {}  # calls made in the current instruction and how often (the repeat guard)
+        self.observations: list[str] = []  # what was fed back, newest last (the Observer reads an unfinished run)
+
+    def run(self, instruction: str, context: str) -> dict:
+        """Work one instruction; return the finish arguments (LimitsExceeded when the role did not finish)."""
+        self.conversation = [
+            {"role": "system", "content": render(self.role, "system", budget=self.guards.budget,
+                                                 tools=render_tools(self.role))},
+            {"role": "user", "content": render(self.role, "user", instruction=instruction, context=context)}]
+        self.seen, self.observations = {}, []  # a new instruction may rightly re-run a command: the state has changed
+        return super().run()
+
+    def messages(self) -> list[dict]:
+        """Return the conversation so far."""
+        return self.conversation
+
+    def execute(self, messages: list[dict], completion) -> None:
+        """Finish, or run the call behind the budget, repeat and size guards."""
+        call = parse_tool_call(reply_text(completion), self.tools.names())
+        if call.tool == FINISH:
             self.recorder.record(self.role, messages, completion)
-            return call.args
-        if last:
-            return self._answer(messages, completion, "No tool calls left: finish now with what you know.", "budget")
-        self._act(messages, completion, call, stats)
-        return None
-
-    def _act(self, messages, completion, call: ToolCall, stats: Stats) -> None:
-        """Run a tool call behind the repeat and size guards."""
-        if self.seen.get(call.key(), 0) >= self.repeat_limit:
-            stats.repeated += 1
-            text = REPEATED.format(tool=call.tool, args=json.dumps(call.args))
-            return self._answer(messages, completion, text, "repeated")
+            raise Submitted(call.args)
+        if self.calls > self.guards.budget:
+            return self.feed(messages, completion, contract.NO_CALLS_LEFT, Status.BUDGET)
+        if self.seen.get(call.key(), 0) >= self.guards.repeat_limit:
+            return self.feed(messages, completion, contract.repeated(call.tool, call.args), Status.REPEATED)
         self.seen[call.key()] = self.seen.get(call.key(), 0) + 1
-        try:
-            observation, status, action = self.tools[call.tool].run(**call.args)
-        except TypeError as exc:
-            observation, status, action = f"Error: wrong arguments for {call.tool}: {exc}", "error", ""
-        stats.refused += status == "refused"
-        capped = observation[: self.output_cap]
-        fitted = self.fit(capped, command=str(call.args.get("command") or f"{call.tool} {json.dumps(call.args)}"))
-        if fitted != observation:  # cut or summarised
-            stats.oversized += 1
-            fitted += f"\n[output was {len(observation)} characters; summarised. Narrow the command (grep, -l, --tail)]"
-        self._answer(messages, completion, fitted, status, action)
+        result = self.tools.run(call)
+        self.feed(messages, completion, self._fitted(call, result.observation), result.status, result.action)
 
-    def _answer(self, messages, completion, text: str, status: str, action: str = "") -> None:
-        """Record the step and feed the observation back to the model."""
+    def _fitted(self, call: ToolCall, observation: str) -> str:
+        """Cap and condense an output to the context budget, saying so when it was cut."""
+        command = str(call.args.get("command") or f"{call.tool} {json.dumps(call.args)}")
+        fitted = self.guards.fit(observation[: self.guards.output_cap], command=command)
+        return fitted if fitted == observation else fitted + contract.output_cut(len(observation))
+
+    def feed(self, messages: list[dict], completion, text: str, status: Status, action: str = "") -> None:
+        """Record the step and append the reply and its observation to the conversation."""
         self.recorder.record(self.role, messages, completion, action, text, status)
         messages += [{"role": "assistant", "content": _text(completion)}, {"role": "user", "content": text}]
+        self.observations.append(text)
+
+    def check_limits(self) -> None:
+        """End the run when its calls are spent or the environment has one action left."""
+        if self.calls > self.guards.budget or self.guards.steps_left() <= 1:
+            raise LimitsExceeded(RAN_OUT)

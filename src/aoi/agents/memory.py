@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 from aoi.agents.compressor import fallback, tokens
+from aoi.models.expert import contract
 from aoi.models.tokens import count_messages
 
 DECISIONS_KEPT = 4
@@ -34,6 +35,7 @@ class Memory:
     """
 
     budget: int = 4000  # tokens of the Observer's whole prompt (system + user), cl100k
+    _: KW_ONLY  # the budget is positional, the contents by keyword
     plan: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
@@ -106,8 +108,8 @@ class Memory:
 
 
 def _header(finding: Finding) -> str:
-    """Return a finding's header line (the expert model reads it back: keep its shape)."""
-    return f"[{finding.iteration}] {finding.source} on \"{finding.instruction[:160]}\":"
+    """Return a finding's header line (its shape is the expert's contract)."""
+    return contract.header(finding.iteration, finding.source, finding.instruction)
 
 
 def _body(text: str, level: str) -> str:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from aoi.agents.actions import submit_action
 from aoi.agents.compressor import Compressor
-from aoi.agents.loop import Recorder, RoleLoop
+from aoi.agents.loop import Guards, Recorder, SubAgent
 from aoi.agents.memory import Memory
-from aoi.agents.observer import Observer, Team
-from aoi.agents.tools import Channel, read_tools, write_tools
+from aoi.agents.observer import Episode, Observer, Team
+from aoi.agents.tools import Channel, executor_tools, probe_tools
 from aoi.config import RunConfig, resolved
 from aoi.models.base import Completion, Model
-from aoi.protocols import MODEL_ROLES
+from aoi.protocols import MODEL_ROLES, Role
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.trajectory import Policy, Step, Trajectory
@@ -124,8 +124,8 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     problem = env.problem
     backend = getattr(getattr(env, "backend", None), "name", "twin")
     traj = Trajectory(problem.id, problem.task_type, family=problem.family, target=problem.target, backend=backend,
-                      seed=config.env.seed, attempt=attempt, policy=Policy(getattr(models["observer"], "name", "model")),
-                      config=resolved(config))
+                      seed=config.env.seed, attempt=attempt, config=resolved(config),
+                      policy=Policy(getattr(models["observer"], "name", "model")))
     traj.started_at = time.time()
     traj.env_version = env.reset()[1]["env_version"]
     recorder = Recorder(traj, on_step=on_step)
@@ -134,19 +134,21 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     channel = Channel(lambda action, role: _step(env, action, role), traj.id)
     steps_left = lambda: env.max_steps - env.steps  # noqa: E731
     approval = approval or ApprovalPolicy(config.approval.mode, config.approval.rules)
-    guards = {"repeat_limit": config.agent.repeat_limit, "output_cap": config.agent.output_cap_chars}
-    probe = RoleLoop("probe", models["probe"], read_tools(channel, "probe"), recorder, config.agent.probe_budget,
-                     compress, steps_left, **guards)
+    guards = {"fit": compress, "steps_left": steps_left, "repeat_limit": config.agent.repeat_limit,
+              "output_cap": config.agent.output_cap_chars}
+    probe = SubAgent(Role.PROBE, models["probe"], probe_tools(channel), recorder,
+                     Guards(budget=config.agent.probe_budget, **guards))
     executor = None
     if problem.task_type == "mitigation":
-        executor = RoleLoop("executor", models["executor"], write_tools(channel, approval, audit), recorder,
-                            config.agent.executor_budget, compress, steps_left, **guards)
+        executor = SubAgent(Role.EXECUTOR, models["executor"], executor_tools(channel, approval, audit), recorder,
+                            Guards(budget=config.agent.executor_budget, **guards))
+    episode = Episode(task_type=problem.task_type, description=env.description,
+                      max_iterations=config.agent.max_iterations, submit=lambda action: _step(env, action, None),
+                      steps_left=steps_left)
     observer = Observer(models["observer"], Team(probe, executor), recorder, compress,
-                        Memory(config.agent.observer_context_tokens), config.agent.max_iterations,
-                        lambda action: _step(env, action, None), steps_left)
+                        Memory(config.agent.observer_context_tokens), episode)
     try:
-        run = observer.run(problem.task_type, env.description)
-        traj.submission = run.answer
+        traj.submission = observer.run()
     except KeyboardInterrupt as exc:  # the caller may save what happened so far: it rides on the exception
         traj.error = f"interrupted (Ctrl-C) after {len(traj.steps)} step(s); the trajectory is partial"
         exc.trajectory = traj

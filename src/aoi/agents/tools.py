@@ -1,4 +1,5 @@
-"""The roles' tools as declared data: what each runs in the environment, behind policy, approval and audit.
+"""The roles' tools: the declarations of tools.yaml bound to what they run in the environment, behind policy,
+approval and audit.
 
 Commands are judged by aoi.safety.gate.check, the same enforcement point env.step applies again on arrival: a refusal
 here only saves the step. The Probe's commands, scripts included (loops, substitutions, chaining, xargs), go straight
@@ -7,20 +8,88 @@ Executor's changes stay single commands, since each is previewed by a server dry
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
 
 from aoi.agents import filereader
-from aoi.agents.actions import env_action
-from aoi.agents.loop import Tool
+from aoi.agents.actions import ToolCall, env_action
+from aoi.models.expert import contract
+from aoi.protocols import Role, Status, Tool, ToolResult
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.safety.exports import REFUSED, Exports
 from aoi.safety.gate import FORBIDDEN, check, screen
 from aoi.safety.shellwords import Refused
 
+TOOLS = Path(__file__).with_name("tools.yaml")
+FINISH = "finish"  # the sub-agents' last call: the loop ends the role with its arguments as the report
+SUB_AGENTS = {"probe": Role.PROBE, "execute": Role.EXECUTOR}  # the Observer's tools that dispatch a sub-agent
+MAY_MUTATE = (Role.OBSERVER, Role.EXECUTOR)  # the Probe cannot even declare a tool that changes the system
 NEXT = "\nPlease take the next action"
 DRY_RUN_VERBS = ("patch", "scale", "set", "label", "annotate", "delete", "create", "apply", "replace")
+
+
+@lru_cache(maxsize=1)
+def declared() -> dict[Role, tuple[Tool, ...]]:
+    """Load the declared tools of each role, in the order its prompt lists them."""
+    tools = {Role(role): tuple(Tool(roles=frozenset({Role(role)}), **entry) for entry in entries)
+             for role, entries in yaml.safe_load(TOOLS.read_text()).items()}
+    for role, toolset in tools.items():
+        for tool in toolset:
+            if tool.mutating and role not in MAY_MUTATE:
+                raise ValueError(f"{TOOLS}: {role} declares the mutating tool {tool.name}; only "
+                                 f"{', '.join(MAY_MUTATE)} may hold one: drop `mutating` or move the tool")
+    return tools
+
+
+def render_tools(role: str) -> str:
+    """Return a role's tool list as its prompt shows it.
+
+    Example:
+        >>> print(render_tools("executor").splitlines()[-2])
+        - get_logs {"namespace": "...", "service": "..."}
+    """
+    return "\n".join(tool.line() for tool in declared()[Role(role)])
+
+
+def render_team() -> str:
+    """Return the Observer's team block: its tools that dispatch a sub-agent, under that sub-agent's name.
+
+    Example:
+        >>> render_team().splitlines()[0][:40]
+        '- probe: investigates with read-only acc'
+    """
+    tools = [t for t in declared()[Role.OBSERVER] if t.name in SUB_AGENTS]
+    return "\n".join(f"- {SUB_AGENTS[t.name]}: " + t.description.replace("\n", "\n  ") for t in tools)
+
+
+@dataclass
+class Toolset:
+    """A role's declared tools bound to what they run: keyword arguments in, a ToolResult out."""
+
+    role: Role
+    handlers: dict[str, Callable[..., ToolResult]]
+
+    def __post_init__(self):
+        names = {t.name for t in declared()[self.role]} - {FINISH}
+        if set(self.handlers) != names:
+            raise ValueError(f"the {self.role}'s handlers ({', '.join(sorted(self.handlers))}) must match its tools "
+                             f"declared in {TOOLS} ({', '.join(sorted(names))})")
+
+    def names(self) -> list[str]:
+        """Return the names the role may call, in declaration order (finish included)."""
+        return [t.name for t in declared()[self.role]]
+
+    def run(self, call: ToolCall) -> ToolResult:
+        """Run one call; wrong arguments become an error the model reads, never a crash."""
+        try:
+            return self.handlers[call.tool](**call.args)
+        except TypeError as exc:
+            return ToolResult(f"{contract.ERROR}: wrong arguments for {call.tool}: {exc}", Status.ERROR)
 
 
 @dataclass
@@ -36,87 +105,75 @@ class Channel:
         observation = self.step(action, role)
         return observation[: -len(NEXT)] if observation.endswith(NEXT) else observation
 
+    def call(self, role: str, api: str, *args) -> ToolResult:
+        """Run one environment API (noting telemetry exports read_file may open later)."""
+        action = env_action(api, *args)
+        observation = self.act(action, role)
+        if api in ("get_metrics", "get_traces"):
+            self.exports.note(observation)
+        return ToolResult(observation, Status.OK, action)
 
-def _shell(channel: Channel, role: str, command: str) -> tuple[str, str, str]:
-    """Run a command the role's policy allows; the Probe's run in the environment's shell, judged kubectl by kubectl."""
-    if role == "probe":
+
+def probe_tools(channel: Channel) -> Toolset:
+    """Return the Probe's tools: read-only investigation."""
+
+    def exec_shell(command: str) -> ToolResult:
         try:
             screen(command)
         except Refused as refused:
-            return f"Refused: {refused}", "refused", ""
-        action = env_action("exec_shell", command)
-        observation = channel.act(action, role)
-        return observation, "refused" if FORBIDDEN in observation else "ok", action
-    verdict = check(command, role)
-    if not verdict.allowed:
-        return f"Refused: {verdict.reason}", "refused", ""
-    action = env_action("exec_shell", command)
-    return channel.act(action, role), "ok", action
+            return ToolResult(contract.refused(str(refused)), Status.REFUSED)
+        result = channel.call(Role.PROBE, "exec_shell", command)
+        return ToolResult(result.observation, Status.REFUSED if FORBIDDEN in result.observation else Status.OK,
+                          result.action)
+
+    def read_file(path, op: str = "summary", **args) -> ToolResult:
+        if not channel.exports.allows(path):  # only the exported telemetry files; any other host file is refused
+            return ToolResult(REFUSED, Status.REFUSED)
+        return ToolResult(filereader.read(path, op, **args))
+
+    return Toolset(Role.PROBE, {
+        "exec_shell": exec_shell,
+        "get_logs": lambda namespace, service: channel.call(Role.PROBE, "get_logs", namespace, service),
+        "get_metrics": lambda namespace, duration=5: channel.call(Role.PROBE, "get_metrics", namespace, int(duration)),
+        "get_traces": lambda namespace, duration=5: channel.call(Role.PROBE, "get_traces", namespace, int(duration)),
+        "read_file": read_file})
 
 
-def _env(channel: Channel, role: str, api: str, *args) -> tuple[str, str, str]:
-    action = env_action(api, *args)
-    observation = channel.act(action, role)
-    if api in ("get_metrics", "get_traces"):
-        channel.exports.note(observation)
-    return observation, "ok", action
+def executor_tools(channel: Channel, approval: ApprovalPolicy, audit: AuditLog | None) -> Toolset:
+    """Return the Executor's tools: reads, and changes through preview, approval and audit."""
 
+    def exec_shell(command: str) -> ToolResult:
+        verdict = check(command, Role.EXECUTOR)
+        if not verdict.allowed:
+            return ToolResult(contract.refused(verdict.reason), Status.REFUSED)
+        if verdict.kind == "read":
+            return channel.call(Role.EXECUTOR, "exec_shell", command)
+        preview = _preview(channel, command, _verb(command))
+        decision = approval.decide(command, preview)
+        if decision.status != "approved":
+            _audit(audit, channel, command, verdict, decision, preview, "", None)
+            return ToolResult(contract.not_approved(decision.reason), Status.APPROVAL_DENIED)
+        result = channel.call(Role.EXECUTOR, "exec_shell", command)
+        ok = not result.observation.startswith(("[ERROR]", "Error"))
+        _audit(audit, channel, command, verdict, decision, preview, result.observation, ok)
+        return result
 
-def _read(channel: Channel, path, op: str = "summary", **args) -> tuple[str, str, str]:
-    """Page through an exported telemetry file; any other host file is refused."""
-    if not channel.exports.allows(path):
-        return REFUSED, "refused", ""
-    return filereader.read(path, op, **args), "ok", ""
-
-
-def read_tools(channel: Channel, role: str) -> dict[str, Tool]:
-    """Return the investigation tools (the probe's whole set; the executor uses them to verify)."""
-    return {
-        "exec_shell": Tool("exec_shell", lambda command: _shell(channel, role, command)),
-        "get_logs": Tool("get_logs", lambda namespace, service: _env(channel, role, "get_logs", namespace, service)),
-        "get_metrics": Tool("get_metrics", lambda namespace, duration=5: _env(channel, role, "get_metrics",
-                                                                               namespace, int(duration))),
-        "get_traces": Tool("get_traces", lambda namespace, duration=5: _env(channel, role, "get_traces",
-                                                                             namespace, int(duration))),
-        "read_file": Tool("read_file", lambda path, op="summary", **args: _read(channel, path, op, **args)),
-    }
+    return Toolset(Role.EXECUTOR, {
+        "exec_shell": exec_shell,
+        "get_logs": lambda namespace, service: channel.call(Role.EXECUTOR, "get_logs", namespace, service)})
 
 
 def _preview(channel: Channel, command: str, verb: str) -> str | None:
     """Ask the server for a dry run of a change kubectl can dry-run; None when it cannot."""
     if verb not in DRY_RUN_VERBS:
         return None
-    return channel.act(env_action("exec_shell", f"{command} --dry-run=server"), "executor")
+    return channel.act(env_action("exec_shell", f"{command} --dry-run=server"), Role.EXECUTOR)
 
 
 def _verb(command: str) -> str:
     """Return the kubectl verb of a command (the first word after kubectl that is not a flag)."""
     words = [w for w in command.split()[1:] if not w.startswith("-")]
     return words[0] if words else ""
-
-
-def write_tools(channel: Channel, approval: ApprovalPolicy, audit: AuditLog | None) -> dict[str, Tool]:
-    """Return the executor's tools: reads, plus changes through preview, approval and audit."""
-
-    def shell(command: str) -> tuple[str, str, str]:
-        verdict = check(command, "executor")
-        if not verdict.allowed:
-            return f"Refused: {verdict.reason}", "refused", ""
-        if verdict.kind == "read":
-            return _shell(channel, "executor", command)
-        preview = _preview(channel, command, _verb(command))
-        decision = approval.decide(command, preview)
-        if decision.status != "approved":
-            _audit(audit, channel, command, verdict, decision, preview, "", None)
-            return f"Not approved: {decision.reason}", "approval_denied", ""
-        action = env_action("exec_shell", command)
-        outcome = channel.act(action, "executor")
-        _audit(audit, channel, command, verdict, decision, preview, outcome, not outcome.startswith(("[ERROR]", "Error")))
-        return outcome, "ok", action
-
-    tools = read_tools(channel, "executor")
-    tools["exec_shell"] = Tool("exec_shell", shell)
-    return {k: v for k, v in tools.items() if k in ("exec_shell", "get_logs")}
 
 
 def _audit(audit, channel, command, verdict, decision, preview, outcome, ok) -> None:

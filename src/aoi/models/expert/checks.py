@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from aoi.models.expert import contract
 from aoi.models.expert.analyzers import (
     Evidence,
     chaos,
@@ -70,7 +71,7 @@ class Seen:
     def output(self, check: str) -> str | None:
         """Return the latest usable output of a check (None when not run or refused)."""
         for step in reversed(self.steps):
-            if step.check == check and not step.observation.startswith(("You already ran", "Refused", "Error")):
+            if step.check == check and contract.succeeded(step.observation):
                 return step.observation
         return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from aoi.models.expert import contract
 from aoi.models.tokens import count_tokens
 
 SIGNAL = re.compile(r"error|warn|fail|fatal|panic|refused|denied|crash|backoff|pending|not ready|unhealthy|"
@@ -22,8 +23,8 @@ def respond(messages: list[dict]) -> str:
         [40 other lines left out]
     """
     system = messages[0]["content"] if messages else ""
-    budget = int((re.search(r"at most (\d+) tokens", system) or re.search(r"(\d+)", "1500")).group(1))
-    output = messages[-1]["content"].split("Output:\n", 1)[-1] if messages else ""
+    budget = int((contract.TOKEN_BUDGET.search(system) or re.search(r"(\d+)", "1500")).group(1))
+    output = messages[-1]["content"].split(contract.OUTPUT, 1)[-1] if messages else ""
     if count_tokens(output) <= budget:
         return output
     lines = output.splitlines()

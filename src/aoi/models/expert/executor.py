@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 
+from aoi.models.expert import contract
 from aoi.models.expert.analyzers import pods
 from aoi.models.expert.checks import tool_calls
 
 COMMAND = re.compile(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(kubectl\s.+?)\s*$|`(kubectl\s[^`]+)`", re.MULTILINE)
-FAILED = ("Refused", "Not approved", "[ERROR]", "Error", "error:")
 VERIFY = ("kubectl get pods -n {ns}", "kubectl get pods -n {ns} -o wide", "kubectl get pods -n {ns} --show-labels",
           "kubectl get pods -n {ns} -o wide --show-labels")
 
@@ -28,18 +28,18 @@ def commands(text: str) -> list[str]:
 
 def respond(messages: list[dict]) -> str:
     """Return the executor's next reply: the next command, a verification read, or the report."""
-    budget = int((re.search(r"at most (\d+) tool calls", messages[0]["content"]) or re.search(r"(4)", "4")).group(1))
+    budget = int((contract.CALL_BUDGET.search(messages[0]["content"]) or re.search(r"(4)", "4")).group(1))
     request = messages[1]["content"] if len(messages) > 1 else ""
     todo = commands(request)
     done = _done(messages[2:])
     ns = _namespace(request, todo)
     ran = [c for c, _ in done if c in todo]
     verifying = [(c, o) for c, o in done if c not in todo]
-    if len(done) < budget and "No tool calls left" not in str(messages[-1].get("content", "")):
+    if len(done) < budget and contract.NO_CALLS_LEFT not in str(messages[-1].get("content", "")):
         pending = [c for c in todo if c not in ran]
         if pending:
             return _call(f"apply step {len(ran) + 1} of {len(todo)}", pending[0])
-        if not verifying or (verifying[-1][1].startswith("You already ran") and len(verifying) < len(VERIFY)):
+        if not verifying or (verifying[-1][1].startswith(contract.REPEATED) and len(verifying) < len(VERIFY)):
             return _call("verify the pods after the change", VERIFY[len(verifying)].format(ns=ns))
     return _finish(todo, done, verifying)
 
@@ -64,10 +64,10 @@ def _namespace(request: str, todo: list[str]) -> str:
 def _finish(todo: list[str], done: list[tuple[str, str]], verifying: list[tuple[str, str]]) -> str:
     """Report what changed, what failed, what was left, and whether the pods look healthy."""
     outcome = dict(done)
-    changes = [c for c in todo if c in outcome and not outcome[c].strip().startswith(FAILED)]
+    changes = [c for c in todo if c in outcome and not outcome[c].strip().startswith(contract.FAILED)]
     failed = {c: outcome[c].strip()[:200] for c in todo if c in outcome and c not in changes}
     pending = [c for c in todo if c not in outcome]
-    checked = [o for _, o in verifying if not o.startswith("You already ran")]
+    checked = [o for _, o in verifying if not o.startswith(contract.REPEATED)]
     bad = pods.unhealthy(checked[-1]) if checked else None
     verified = bad == [] and not failed and not pending
     report = f"Ran {len(changes)} of {len(todo)} change(s)" + (f"; {len(failed)} failed" if failed else "") + \

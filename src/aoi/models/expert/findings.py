@@ -10,9 +10,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from aoi.models.expert import contract
 from aoi.models.expert.taxonomy import label
 
-HEADER = re.compile(r'^\[(\d+)\] (probe|executor) on "(.*?)":[ \t]*$', re.MULTILINE | re.DOTALL)
 FIELD = re.compile(r"^([a-z_]+): (.*)$")
 PROSE = ((r"not authorized on", "db_unauthorized"), (r"SASL|[Aa]uthentication failed", "db_auth_failed"),
          (r"requireTLS|requireSSL", "db_tls"), (r"targetPort|target port", "port_mismatch"),
@@ -22,7 +22,7 @@ PROSE = ((r"not authorized on", "db_unauthorized"), (r"SASL|[Aa]uthentication fa
 NULLS = ("None", "null", "")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Report:
     """One sub-agent report."""
 
@@ -39,7 +39,7 @@ class Report:
         return value if isinstance(value, dict) and value.get("component") else _prose(self)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Prompt:
     """What the Observer's prompt says."""
 
@@ -61,22 +61,23 @@ def parse(text: str) -> Prompt:
         >>> (p.task, p.namespace, p.steps_left, p.reports[0].fields["suspects"])
         ('localization', 'shop', 26, ['api'])
     """
-    task = re.search(r"Task \((\w+)\)", text)
-    namespace = re.search(r"Namespace: ([a-z0-9-]+)", text)
-    counts = re.search(r"Iteration (\d+) of (\d+); environment actions left: (-?\d+)", text)
-    body = text.split("Findings so far", 1)[-1].split("Your recent decisions:", 1)[0]
-    return Prompt(task.group(1) if task else "detection", namespace.group(1) if namespace else "",
-                  int(counts.group(1)) if counts else 1, int(counts.group(2)) if counts else 14,
-                  int(counts.group(3)) if counts else 30, _reports(body))
+    task, namespace = contract.TASK.search(text), contract.NAMESPACE.search(text)
+    counts = contract.COUNTS.search(text)
+    body = text.split(contract.FINDINGS, 1)[-1].split(contract.DECISIONS, 1)[0]
+    return Prompt(task=task.group(1) if task else "detection", namespace=namespace.group(1) if namespace else "",
+                  iteration=int(counts.group(1)) if counts else 1,
+                  max_iterations=int(counts.group(2)) if counts else 14,
+                  steps_left=int(counts.group(3)) if counts else 30, reports=_reports(body))
 
 
 def _reports(body: str) -> list[Report]:
     """Split the findings into reports and read their fields."""
-    heads = list(HEADER.finditer(body))
+    heads = list(contract.HEADER.finditer(body))
     out = []
     for i, head in enumerate(heads):
         chunk = body[head.end():heads[i + 1].start() if i + 1 < len(heads) else len(body)]
-        out.append(Report(int(head.group(1)), head.group(2), head.group(3), _fields(chunk), chunk.strip()))
+        out.append(Report(iteration=int(head.group(1)), source=head.group(2), instruction=head.group(3),
+                          fields=_fields(chunk), text=chunk.strip()))
     return out
 
 

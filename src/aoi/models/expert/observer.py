@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from aoi.models.expert import instructions
+from aoi.models.expert import contract, instructions
 from aoi.models.expert.findings import Prompt, Report, parse
 from aoi.models.expert.taxonomy import FAULT_THRESHOLD, ROOT_THRESHOLD
 
@@ -41,8 +41,10 @@ def best_diagnosis(reports: list[Report]) -> dict | None:
     """Return the most confident diagnosis reported so far (the later one on ties).
 
     Example:
-        >>> best_diagnosis([Report(1, "probe", "", {"diagnosis": {"component": "a", "confidence": 0.5}}),
-        ...                 Report(2, "probe", "", {"diagnosis": {"component": "b", "confidence": 0.9}})])["component"]
+        >>> def report(i, component, confidence):
+        ...     diagnosis = {"component": component, "confidence": confidence}
+        ...     return Report(iteration=i, source="probe", instruction="", fields={"diagnosis": diagnosis})
+        >>> best_diagnosis([report(1, "a", 0.5), report(2, "b", 0.9)])["component"]
         'b'
     """
     found = [r.diagnosis for r in reports if r.source == "probe" and r.diagnosis]
@@ -55,11 +57,11 @@ def _next_probe(p: Prompt) -> str | None:
     issued = {r.instruction for r in p.reports}
     for report in reversed(p.reports):
         for lead in report.fields.get("leads") or []:
-            if isinstance(lead, str) and lead[:160] not in issued:
+            if isinstance(lead, str) and contract.key(lead) not in issued:
                 return lead
     for stage in STAGES:
         text = instructions.render(stage, p.namespace)
-        if text[:160] not in issued:
+        if contract.key(text) not in issued:
             return text
     return None
 
@@ -103,7 +105,8 @@ def crash_looping(check: Report | None) -> list[str]:
     """Return the deployments whose pods a verification found in CrashLoopBackOff (pod name minus its two hashes).
 
     Example:
-        >>> r = Report(1, "probe", "", {"anomalies": ["pod api-67848c8449-4nnw2 is CrashLoopBackOff (5 restarts)"]})
+        >>> anomaly = "pod api-67848c8449-4nnw2 is CrashLoopBackOff (5 restarts)"
+        >>> r = Report(iteration=1, source="probe", instruction="", fields={"anomalies": [anomaly]})
         >>> crash_looping(r)
         ['api']
     """

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from aoi.models.expert import checks, instructions, report
+from aoi.models.expert import checks, contract, instructions, report
 from aoi.models.expert.analyzers import Evidence
 from aoi.models.expert.checks import Seen, Step, tool_calls
 
@@ -27,7 +27,6 @@ PLANS = {
 NEEDS_TARGETS = ("logs", "database", "continue")  # without a parsable target these start from the pods
 VERIFY_BY_KIND = {"port_mismatch": ["verify_services", "verify_pod_ports"], "stale_claim": ["verify_claims"],
                   "db_tls": ["verify_config"], "flag_enabled": ["verify_config"]}
-REPEATED = "You already ran"
 CHECK_TAG = re.compile(r"^\[([\w:./-]+)\]")
 
 
@@ -36,15 +35,15 @@ class Run:
 
     def __init__(self, messages: list[dict]):
         system = messages[0]["content"] if messages else ""
-        budget = re.search(r"at most (\d+) tool calls", system)
+        budget = contract.CALL_BUDGET.search(system)
         self.budget = int(budget.group(1)) if budget else 4
         first = messages[1]["content"] if len(messages) > 1 else ""
-        text, _, ctx = first.partition("\nContext: ")
-        self.instruction = instructions.parse(text.removeprefix("Investigate: "), ctx)
+        text, _, ctx = first.partition(contract.CONTEXT)
+        self.instruction = instructions.parse(text.removeprefix(contract.INVESTIGATE), ctx)
         self.steps = _steps(messages[2:])
         self.namespace = self.instruction.namespace or checks.busiest_namespace(self.steps) or "default"
         self.seen = Seen(self.namespace, self.steps)
-        self.out_of_calls = bool(messages) and "No tool calls left" in str(messages[-1].get("content", ""))
+        self.out_of_calls = bool(messages) and contract.NO_CALLS_LEFT in str(messages[-1].get("content", ""))
 
     @property
     def targets(self) -> list[str]:
@@ -87,7 +86,7 @@ class Run:
         """Return (check, tool, args) of the next check to run, None when the plan is done."""
         for check in self.plan():
             tries = [s for s in self.steps if s.check == check]
-            if tries and (not tries[-1].observation.startswith(REPEATED) or len(tries) >= len(checks.VARIANTS)):
+            if tries and (not tries[-1].observation.startswith(contract.REPEATED) or len(tries) >= len(checks.VARIANTS)):
                 continue
             made = checks.call(check, self.seen, self._targets_for())
             if made is None:

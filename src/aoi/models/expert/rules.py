@@ -17,7 +17,7 @@ DESTRUCTIVE = ("revokeRolesFromUser", "dropUser")
 WANTED_OP = {"db_unauthorized": "grantRolesToUser", "db_auth_failed": "createUser"}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Diagnosis:
     """A candidate root cause."""
 
@@ -58,8 +58,8 @@ def diagnose(evidence: list[Evidence], ns: str) -> list[Diagnosis]:
 def _make(kind: str, component: str, support: list[Evidence], facts: dict | None = None,
           confidence: float | None = None) -> Diagnosis:
     known = max((e.facts.get("confidence", 0) for e in support), default=0)
-    return Diagnosis(kind, component, max(confidence or label(kind).confidence, known),
-                     list(dict.fromkeys(e.detail for e in support)), facts or {})
+    return Diagnosis(kind=kind, component=component, confidence=max(confidence or label(kind).confidence, known),
+                     evidence=list(dict.fromkeys(e.detail for e in support)), facts=facts or {})
 
 
 def _direct(ev: list[Evidence]) -> list[Diagnosis]:

@@ -7,6 +7,7 @@ import re
 
 import yaml
 
+from aoi.models.expert import contract
 from aoi.models.expert.analyzers import Evidence
 
 TLS_REQUIRED = ("requireTLS", "requireSSL")
@@ -21,7 +22,7 @@ def configmaps(text: str) -> list[dict]:
         >>> [c["metadata"]["name"] for c in configmaps("kind: ConfigMap\\nmetadata: {name: app}\\ndata: {}\\n")]
         ['app']
     """
-    lines = [line for line in text.splitlines() if not line.startswith(("[output was", "Please take the next"))]
+    lines = [line for line in text.splitlines() if not line.startswith((contract.OUTPUT_CUT, "Please take the next"))]
     try:
         doc = yaml.safe_load("\n".join(lines))
     except yaml.YAMLError:

@@ -1,0 +1,94 @@
+"""The agent <-> expert contract: the messages the real loop sends are read back correctly by the expert's readers.
+
+Each test drives the agents' own code (SubAgent, Observer, Memory, Compressor prompts) with scripted models and a
+scripted environment, then parses what was sent with the expert's parsers: a prompt or feedback edited on one side
+only fails here.
+"""
+
+from __future__ import annotations
+
+import json
+
+from aoi.agents.loop import Guards, LimitsExceeded, Recorder, SubAgent, render
+from aoi.agents.memory import Finding, Memory
+from aoi.agents.observer import Episode, Observer, Team
+from aoi.agents.tools import Channel, executor_tools, probe_tools
+from aoi.models.expert import compressor, contract, executor, findings, probe
+from aoi.models.replay import ReplayModel
+from aoi.protocols import Role, Status
+from aoi.safety.approval import ApprovalPolicy
+from aoi.trajectory import Trajectory
+
+PODS = "NAME READY STATUS\napi-1 0/1 CrashLoopBackOff"
+
+
+def call(role: str, tool: str, thought: str = "", **args) -> tuple[str, str]:
+    return role, json.dumps({"thought": thought, "tool": tool, "args": args})
+
+
+def agent(role: Role, script: list, budget: int = 2) -> tuple[SubAgent, ReplayModel, Trajectory]:
+    traj, model = Trajectory("p", "localization"), ReplayModel(script)
+    channel = Channel(lambda action, who: PODS)
+    tools = probe_tools(channel) if role == Role.PROBE else executor_tools(channel, ApprovalPolicy("auto"), None)
+    guards = Guards(budget=budget, fit=lambda text, command="": text, steps_left=lambda: 50)
+    return SubAgent(role, model, tools, Recorder(traj), guards), model, traj
+
+
+def test_the_probe_reads_its_budget_instruction_repeats_and_the_end_of_its_calls():
+    get = {"command": "kubectl get pods -n shop"}
+    sub, model, traj = agent(Role.PROBE, [call("probe", "exec_shell", "[pods] list", **get)] * 2
+                             + [call("probe", "exec_shell", "[events] x", command="kubectl get events -n shop")])
+    try:
+        sub.run("Survey namespace shop", "namespace: shop")
+    except LimitsExceeded:
+        pass
+    last = model.requests[-1][1] + [{"role": "assistant", "content": "{}"},
+                                     {"role": "user", "content": sub.observations[-1]}]
+    run = probe.Run(last)
+    assert run.budget == 2 and run.namespace == "shop" and run.out_of_calls
+    assert [s.status for s in traj.steps] == [Status.OK, Status.REPEATED, Status.BUDGET]
+    assert run.steps[1].observation.startswith(contract.REPEATED) and not contract.succeeded(run.steps[1].observation)
+    assert run.seen.output("pods") == PODS  # the usable output, not the repeat
+
+
+def test_the_expert_executor_stops_when_told_no_calls_are_left():
+    sub, model, _ = agent(Role.EXECUTOR, [call("executor", "get_logs", namespace="shop", service="api")] * 2, 1)
+    try:
+        sub.run("Apply the fix:\n1. kubectl rollout restart deployment api -n shop", "")
+    except LimitsExceeded:
+        pass
+    told = model.requests[-1][1] + [{"role": "assistant", "content": "{}"},
+                                    {"role": "user", "content": sub.observations[-1]}]
+    assert sub.observations[-1] == contract.NO_CALLS_LEFT
+    assert json.loads(executor.respond(told))["tool"] == "finish"
+
+
+def test_a_refused_command_reads_as_failed():
+    script = [call("executor", "exec_shell", command="rm -rf /"), call("executor", "finish", report="")]
+    sub, _, traj = agent(Role.EXECUTOR, script)
+    sub.run("look", "")
+    observation = traj.steps[0].observation
+    assert traj.steps[0].status == Status.REFUSED and observation.startswith(contract.FAILED)
+
+
+def test_the_expert_observer_reads_the_observer_prompt_and_its_findings():
+    memory = Memory(4000)
+    instruction = "Check the logs of api " + "x" * 200
+    memory.add_finding(Finding(1, "probe", instruction, 'suspects: ["api"]\nleads: ["Survey namespace shop"]'))
+    episode = Episode(task_type="localization", description="Namespace: shop\nFind the fault.", max_iterations=9,
+                      submit=lambda action: "1", steps_left=lambda: 17)
+    observer = Observer(ReplayModel([]), Team(None, None), Recorder(Trajectory("p", "localization")),
+                        lambda text, **kw: text, memory, episode)
+    observer.calls = 3
+    prompt = findings.parse(observer.messages()[-1]["content"])
+    assert (prompt.task, prompt.namespace, prompt.iteration, prompt.max_iterations, prompt.steps_left) == \
+        ("localization", "shop", 3, 9, 17)
+    report = prompt.reports[0]
+    assert report.fields["suspects"] == ["api"] and report.instruction == contract.key(instruction)
+
+
+def test_the_expert_compressor_reads_its_budget_and_the_output():
+    output = PODS + "\n" + "api-2 1/1 Running\n" * 100
+    messages = [{"role": "system", "content": render("compressor", "system", budget=50)},
+                {"role": "user", "content": render("compressor", "user", command="kubectl get pods", output=output)}]
+    assert compressor.respond(messages) == PODS + "\n[101 other lines left out]"  # its budget and its output
