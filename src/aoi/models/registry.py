@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from aoi.models.base import Model, ModelError
 from aoi.models.retry import with_retries
 
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 FORMS = ("openai:<model>", "openrouter:<model>", "vllm:<model>@<url>", "ollama:<model>",
-         "local:<path-or-smollm2>[+adapter=<dir>]", "replay:<file>", "expert")
+         "local:<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>]", "replay:<file>", "expert")
+LOCAL_PARTS = re.compile(r"\+(?=\w+=)")  # `+name=` starts a part; other `+` stay in the path
 # Options every spec accepts (the run config passes them all); a backend drops those it has no use for.
 COMMON = frozenset({"base_url", "api_key", "timeout", "temperature", "max_tokens", "max_retry_wait"})
 
@@ -68,14 +71,26 @@ def _ollama(model: str, options: dict) -> Model:
 
 
 def _local(rest: str, options: dict) -> Model:
-    """Build a local transformers model, with a LoRA adapter after '+adapter='."""
+    """Build a local model: `<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>]`."""
     from aoi.models.local import LocalModel
 
-    path, _, adapter = rest.partition("+adapter=")
+    base, *extras = LOCAL_PARTS.split(rest)
     options = _without(options, {"base_url", "api_key", "timeout"})
     if "max_tokens" in options:
         options["max_new_tokens"] = options.pop("max_tokens")
-    return LocalModel(path, **(({"adapter": adapter} if adapter else {}) | options))
+    return LocalModel(base, **(options | _local_extras(extras, rest)))
+
+
+def _local_extras(extras: list[str], rest: str) -> dict:
+    """Parse the `+name=value` parts of a local spec."""
+    parsed = {}
+    for extra in extras:
+        name, _, value = extra.partition("=")
+        if name not in ("adapter", "device", "constrained") or not value:
+            raise ValueError(f"unknown part {extra!r} in local:{rest}; use local:<tiny|smollm2|dir>"
+                             "[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>]")
+        parsed[name] = value not in ("off", "0", "false", "no") if name == "constrained" else value
+    return parsed
 
 
 def _replay(path: str, options: dict) -> Model:

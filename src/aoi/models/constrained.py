@@ -1,0 +1,208 @@
+"""Decoding aids for local models: the roles' reply schemas, schema-constrained sampling, stop at the JSON's close.
+
+The schemas follow what the agents parse (aoi.agents.actions.extract_json / parse_tool_call and the Observer's
+decision fields); tests check that they agree. Strings and lists are bounded so a decision fits the token cap, and
+when few tokens are left the sampler prefers tokens that close the JSON, so a capped reply still parses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+NEXT_STEPS = ["probe", "execute", "submit"]
+PHASES = ["survey", "narrow", "confirm", "act", "verify", "submit"]
+SYSTEM_LEVELS = ["Hardware", "Operating System", "Virtualization", "Application"]
+FAULT_TYPES = ["Misconfiguration", "Code Defect", "Authentication Issue", "Network/Storage Issue",
+               "Operation Error", "Dependency Problem"]
+ROLE_TOOLS = {"probe": ["exec_shell", "get_logs", "get_metrics", "get_traces", "read_file", "finish"],
+              "executor": ["exec_shell", "get_logs", "finish"]}
+CLOSERS = set('"]}')
+RESERVE = 32  # tokens kept for closing the JSON: close the open strings and lists, then the missing required keys
+
+
+def _text(limit: int) -> dict:
+    return {"type": "string", "maxLength": limit}
+
+
+def _texts(items: int, limit: int) -> dict:
+    return {"type": "array", "items": _text(limit), "maxItems": items}
+
+
+OBSERVER = {"type": "object", "required": ["next"], "properties": {
+    "phase": {"type": "string", "enum": PHASES},
+    "plan": _texts(3, 80),
+    "hypotheses": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {
+        "claim": _text(100), "confidence": {"type": "number", "enum": [i / 10 for i in range(11)]},
+        "evidence": _text(100)}}},
+    "next": {"type": "string", "enum": NEXT_STEPS},
+    "instruction": _text(240),
+    "context": _text(160),
+    "answer": {"anyOf": [_text(40), _texts(4, 40), {"type": "null"}, {"type": "object", "properties": {
+        "system_level": {"type": "string", "enum": SYSTEM_LEVELS},
+        "fault_type": {"type": "string", "enum": FAULT_TYPES}}}]},
+}}
+ARG_VALUE = {"anyOf": [_text(300), {"type": "number"}, {"type": "boolean"}, _texts(5, 80)]}
+
+
+def tool_call_schema(tools: list[str]) -> dict:
+    """Return the schema of a Probe/Executor reply: {"thought", "tool", "args"} with tool among `tools`.
+
+    Example:
+        >>> tool_call_schema(["finish"])["properties"]["tool"]
+        {'type': 'string', 'enum': ['finish']}
+    """
+    return {"type": "object", "required": ["tool", "args"], "properties": {
+        "thought": _text(200), "tool": {"type": "string", "enum": list(tools)},
+        "args": {"type": "object", "additionalProperties": ARG_VALUE}}}
+
+
+SCHEMAS = {"observer": OBSERVER} | {role: tool_call_schema(tools) for role, tools in ROLE_TOOLS.items()}
+
+
+def schema_for(role: str) -> dict | None:
+    """Return the JSON schema of a role's reply, or None for free-text roles (the compressor).
+
+    Example:
+        >>> schema_for("observer")["required"], schema_for("compressor")
+        (['next'], None)
+    """
+    return SCHEMAS.get(str(getattr(role, "value", role)))
+
+
+class JsonScanner:
+    """Follow text as it streams and tell when its first JSON object has closed (braces inside strings ignored).
+
+    `last` is the last character outside strings that is not a space (a string's closing quote counts).
+
+    Example:
+        >>> scan = JsonScanner()
+        >>> scan.feed('Sure: {"a": "}",'), scan.last, scan.feed(' "b": {}}'), scan.feed(" more")
+        (False, ',', True, True)
+    """
+
+    def __init__(self):
+        self.depth, self.in_string, self.escaped, self.closed, self.last = 0, False, False, False, ""
+
+    def feed(self, text: str) -> bool:
+        """Scan more text; return True once the first object has closed."""
+        for ch in text:
+            if self.closed:
+                break
+            self._step(ch)
+        return self.closed
+
+    def _step(self, ch: str) -> None:
+        """Advance over one character."""
+        if self.in_string:
+            self.in_string = not (ch == '"' and not self.escaped)
+            self.escaped = ch == "\\" and not self.escaped
+            self.last = '"' if not self.in_string else self.last
+            return
+        if ch == '"' and self.depth:
+            self.in_string = True
+        elif ch in "{}" and (self.depth or ch == "{"):
+            self.depth += 1 if ch == "{" else -1
+            self.closed = self.depth == 0
+        self.last = ch if self.depth and not ch.isspace() or ch in "{}" else self.last
+
+
+@lru_cache(maxsize=4)
+def tokenizer_data(tokenizer: Any) -> Any:
+    """Index a tokenizer's vocabulary for lm-format-enforcer (a few seconds; once per tokenizer)."""
+    from lmformatenforcer import TokenEnforcerTokenizerData
+
+    specials = set(tokenizer.all_special_ids)
+    ids = [i for i in range(len(tokenizer)) if i not in specials]
+    anchor = tokenizer.encode("0", add_special_tokens=False)[-1]
+    # Decoding after an anchor token keeps a word-start token's leading space, which decoding alone may drop.
+    after = tokenizer.batch_decode([[anchor, i] for i in ids])
+    alone = tokenizer.batch_decode([[i] for i in ids])
+    regular = [(i, text[1:], len(text) - 1 > len(single)) for i, text, single in zip(ids, after, alone)
+               if _json_safe(text[1:])]
+    eos = tokenizer.eos_token_id
+
+    def decode(tokens: list[int]) -> str:
+        return tokenizer.decode(tokens).rstrip("\ufffd")  # a cut multi-byte character is not text yet
+
+    return TokenEnforcerTokenizerData(regular, decode, eos, False, len(tokenizer))
+
+
+def _json_safe(text: str) -> bool:
+    """Tell whether a token may be sampled: printable ASCII, or whitespace made of spaces and newlines."""
+    # lm-format-enforcer lets a tab into free-text strings (json.loads rejects it) and loses track of the JSON on
+    # some multi-byte characters split across tokens; the decisions need neither.
+    return bool(text) and (set(text) <= set(" \n\r") or all(" " <= ch <= "~" for ch in text))
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    """Token sets the sampler steers with."""
+
+    eos: int
+    closers: frozenset[int]  # only closing characters (quote, bracket, brace) and spaces
+    after_comma: frozenset[int]  # start with a closing bracket or brace: never right after a comma
+
+
+@lru_cache(maxsize=4)
+def token_sets(tokenizer: Any) -> _Tokens:
+    """Return the token sets of a tokenizer (once per tokenizer)."""
+    regular = tokenizer_data(tokenizer).regular_tokens
+    closers = frozenset(i for i, text, _ in regular if text.strip() and set(text.strip()) <= CLOSERS)
+    after_comma = frozenset(i for i, text, _ in regular if text.strip()[:1] in ("]", "}"))
+    return _Tokens(tokenizer.eos_token_id, closers, after_comma)
+
+
+def schema_processor(tokenizer: Any, schema: dict, prompt_length: int, budget: int) -> Any:
+    """Return a transformers LogitsProcessor that allows only tokens keeping the reply valid under `schema`."""
+    from lmformatenforcer import JsonSchemaParser, TokenEnforcer
+
+    data = tokenizer_data(tokenizer)
+    enforcer = TokenEnforcer(data, JsonSchemaParser(schema))
+    enforcer.root_parser.config.max_consecutive_whitespaces = 1  # runs of spaces only spend the budget
+    return _SchemaLogits(enforcer, token_sets(tokenizer), prompt_length, budget, tokenizer)
+
+
+class _SchemaLogits:
+    """Mask every token the schema forbids; near the cap, keep only closing tokens (or the end) when any is allowed."""
+
+    def __init__(self, enforcer, tokens: _Tokens, prompt_length: int, budget: int, tokenizer: Any):
+        self.enforcer, self.tokens, self.tokenizer = enforcer, tokens, tokenizer
+        self.prompt_length, self.budget = prompt_length, budget
+        self.index: dict[int, tuple[Any, Any]] = {}  # id(token list) -> (list, index tensor): lists are reused
+
+    def __call__(self, input_ids, scores):
+        """Return the scores with forbidden tokens at -inf."""
+        import torch
+
+        masked = torch.full_like(scores, float("-inf"))
+        for row, ids in enumerate(input_ids.tolist()):
+            allowed = self._indices(self._allowed(ids), scores.device)
+            masked[row, allowed] = scores[row, allowed]
+        return masked
+
+    def _allowed(self, ids: list[int]) -> list[int]:
+        """Return the allowed next tokens, narrowed to closing ones once the budget runs low."""
+        closing = self.budget - (len(ids) - self.prompt_length) <= RESERVE
+        if closing:  # a key written from now on must be the next missing required one: the shortest way out
+            self.enforcer.root_parser.config.force_json_field_order = True
+        allowed = self.enforcer.get_allowed_tokens(ids[self.prompt_length - 1:]).allowed_tokens
+        scan = JsonScanner()
+        scan.feed(self.tokenizer.decode(ids[self.prompt_length:]))
+        if scan.last == ",":  # lm-format-enforcer would allow `,}` and `,]`: JSON forbids a trailing comma
+            allowed = [t for t in allowed if t not in self.tokens.after_comma]
+        if not closing:
+            return allowed
+        if self.tokens.eos in allowed:
+            return [self.tokens.eos]
+        return [t for t in allowed if t in self.tokens.closers] or allowed
+
+    def _indices(self, allowed: list[int], device: Any) -> Any:
+        """Return the allowed ids as a tensor, converting each distinct list once (free text reuses one list)."""
+        import torch
+
+        cached = self.index.get(id(allowed))
+        if cached is None or cached[0] is not allowed:
+            cached = self.index[id(allowed)] = (allowed, torch.tensor(allowed, dtype=torch.long, device=device))
+        return cached[1]
