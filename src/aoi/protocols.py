@@ -154,9 +154,14 @@ class Kubectl(Protocol):
 
 @runtime_checkable
 class Backend(Protocol):
-    """Where an Env's episode runs (aoi.env.twin_backend, aoi.env.cluster_backend): lifecycle, clock, kubectl."""
+    """Where an Env's episode runs (aoi.env.twin_backend, aoi.env.cluster_backend): lifecycle, clock, kubectl.
+
+    `kube` is the episode's admin Kubernetes client (aoi.kube.Kube, open from start() to close()): injectors and
+    oracles use it.
+    """
 
     name: str
+    kube: Any
 
     def start(self, problem: Any, seed: int) -> None:
         """Deploy (or check) the app, inject the problem's fault and start the workload."""

@@ -19,10 +19,10 @@ from aoi.env.cluster_backend import recover_options
 from aoi.env.twin_backend import TwinBackend, sim_budget
 from aoi.faults import get as get_injector
 from aoi.models.registry import load_model
-from aoi.problems.cluster import Cluster as OracleCluster
 from aoi.problems.oracles import strict_check
 from aoi.problems.registry import make as make_problem
 from aoi.problems.registry import problem_ids
+from aoi.protocols import Backend
 from aoi.twin import build_twin
 from aoi.twin.core.clock import SimClock
 from aoi.twin.factory import WARMUP_SECONDS
@@ -62,11 +62,12 @@ def test_an_episode_injects_acts_as_each_role_and_is_judged(cluster):
     env = cluster_env(cluster, "wrong_bin_usage-mitigation-1")
     try:
         env.reset()
+        assert isinstance(env.backend, Backend)  # the same protocol as the twin's
         assert command_of(cluster) == '["geo"]'  # injected by AOI's injector through the admin kubeconfig
         assert "profile-" in env.step(shell(f"kubectl get pods -n {NS}"), role="probe")[0]
         refused = env.step(shell(f"kubectl delete pod -l io.kompose.service=profile -n {NS}"), role="probe")[0]
         assert "Forbidden by AOI's command policy (probe role)" in refused  # the policy, then RBAC (below), say no
-        assert env.backend.runners["probe"].run(["auth", "can-i", "delete", "pods", "-n", NS])[0].strip() == "no"
+        assert env.backend.runner("probe").run(["auth", "can-i", "delete", "pods", "-n", NS]).stdout.strip() == "no"
         assert "deployment.apps/profile patched" in env.step(shell(FIX), role="executor")[0]
         _, _, terminated, _, info = env.step("```\nsubmit()\n```")
         assert terminated and info["results"]["success"] is True and info["results"]["strict_success"] is True
@@ -233,10 +234,10 @@ FAMILIES = sorted({make_problem(pid).family: pid for pid in reversed(problem_ids
 def test_recover_options_undo_every_fault(problem_id, tmp_path):
     """What close() passes to recover() restores the healthy state the strict oracle checks (on the twin's clock)."""
     problem = make_problem(problem_id)
-    backend = TwinBackend(0, tmp_path)
-    backend.start(problem)
+    backend = TwinBackend(tmp_path)
+    backend.start(problem, 0)
     try:
-        cluster = OracleCluster.connect(backend.kubeconfigs["admin"])
+        cluster = backend.kube  # the episode's admin client, which the env's verdicts use too
         assert not strict_check(problem, cluster).ok
         fault = problem.fault
         with sim_budget(backend.twin, 600):

@@ -31,7 +31,7 @@ def transcript(problem_id: str, seed: int, workdir) -> list:
     """Play the script and return every observation and the final info."""
     env = make(problem_id, seed=seed, workdir=workdir)
     try:
-        out = [env.reset()]
+        out = [env.reset()[0]]
         for text in script(env):
             obs, reward, terminated, truncated, info = env.step(text)
             info = {k: v for k, v in info.items() if k != "wall_seconds"}
@@ -46,6 +46,13 @@ def test_same_seed_same_transcript(problem_id, tmp_path):
     first = transcript(problem_id, 3, tmp_path / "a")
     second = transcript(problem_id, 3, tmp_path / "a")
     assert json.dumps(first) == json.dumps(second)
+
+
+def test_reset_seed_reseeds_like_make(tmp_path):
+    with make("k8s_target_port-misconfig-detection-1", seed=1, workdir=tmp_path / "b") as env:
+        env.reset(seed=2)
+        look = env.step(script(env)[0])[0]
+    assert look == transcript("k8s_target_port-misconfig-detection-1", 2, tmp_path / "a")[1][0]
 
 
 def test_different_seed_different_names(tmp_path):

@@ -8,9 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from kubernetes.client import (V1Container, V1ContainerState, V1ContainerStateRunning, V1ContainerStateTerminated,
-                               V1ContainerStateWaiting, V1ContainerStatus, V1Deployment, V1DeploymentSpec,
-                               V1LabelSelector, V1ObjectMeta, V1Pod, V1PodSpec, V1PodStatus, V1PodTemplateSpec)
 
 from aoi.env import make
 from aoi.env.core import NEXT
@@ -94,26 +91,25 @@ def test_exec_shell_returns_the_whole_output(detection):
 # "CrashLoopBackOff"` as one condition, so another waiting reason falls through to `not ready` and fails.
 
 class Pods:
-    """A scripted cluster view: the pods and the profile Deployment wrong_bin_usage's eval reads."""
+    """A scripted cluster view (aoi.kube.Kube's list/get, plain dicts): the pods and the profile Deployment
+    wrong_bin_usage's eval reads."""
 
     def __init__(self, waiting: str | None, command: list[str]):
-        state = V1ContainerState(waiting=V1ContainerStateWaiting(reason=waiting)) if waiting else V1ContainerState(
-            running=V1ContainerStateRunning())
-        status = V1ContainerStatus(name="hotel-reserv-profile", image="x", image_id="", ready=not waiting,
-                                   restart_count=0, state=state)
-        self.pod = V1Pod(metadata=V1ObjectMeta(name="profile-1"), status=V1PodStatus(container_statuses=[status]))
-        done = V1ContainerStatus(name="c", image="x", image_id="", ready=False, restart_count=0,
-                                 state=V1ContainerState(terminated=V1ContainerStateTerminated(exit_code=0,
-                                                                                              reason="Completed")))
-        self.job = V1Pod(metadata=V1ObjectMeta(name="wrk2-1"), status=V1PodStatus(container_statuses=[done]))
-        template = V1PodTemplateSpec(spec=V1PodSpec(containers=[V1Container(name="p", command=command)]))
-        selector = V1LabelSelector(match_labels={"io.kompose.service": "profile"})
-        self.dep = V1Deployment(spec=V1DeploymentSpec(selector=selector, template=template))
+        state = {"waiting": {"reason": waiting}} if waiting else {"running": {}}
+        status = {"name": "hotel-reserv-profile", "ready": not waiting, "restartCount": 0, "state": state}
+        self.pod = {"metadata": {"name": "profile-1"}, "status": {"containerStatuses": [status]}}
+        done = {"name": "c", "ready": False, "restartCount": 0,
+                "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
+        self.job = {"metadata": {"name": "wrk2-1"}, "status": {"containerStatuses": [done]}}
+        self.dep = {"spec": {"selector": {"matchLabels": {"io.kompose.service": "profile"}},
+                             "template": {"spec": {"containers": [{"name": "p", "command": command}]}}}}
 
-    def pods(self, namespace):
+    def list(self, kind, namespace=None, **query):
+        assert kind == "pods"
         return [self.pod]
 
-    def deployment(self, namespace, name):
+    def get(self, kind, namespace, name):
+        assert kind == "deployments"
         return self.dep
 
 

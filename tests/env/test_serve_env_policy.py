@@ -27,7 +27,8 @@ def remote():
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     with EnvClient(f"http://127.0.0.1:{sock.getsockname()[1]}", TOKEN) as client:
-        session = client.create("k8s_target_port-misconfig-localization-1", max_steps=50)
+        session = client.make("k8s_target_port-misconfig-localization-1", max_steps=50)
+        session.reset()
         yield session
         session.close()
     server.should_exit = True

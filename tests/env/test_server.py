@@ -15,6 +15,7 @@ import httpx
 import pytest
 import uvicorn
 
+from aoi.env import ENV_VERSION
 from aoi.env.client import EnvClient, EnvServerError
 from aoi.env.server import bind, create_app
 from aoi.env.sessions import SessionPool, TooManySessions
@@ -71,7 +72,7 @@ def test_every_route_but_health_needs_the_token(url):
         r = httpx.get(f"{url}/problems", headers=headers)
         assert r.status_code == 401 and "bearer token" in r.json()["error"]
     with EnvClient(url, "wrong-token") as bad:
-        assert status_of(lambda: bad.create(PORT_ID)).status == 401
+        assert status_of(lambda: bad.make(PORT_ID).reset()).status == 401
         assert status_of(lambda: bad.sessions()).status == 401
 
 
@@ -99,9 +100,11 @@ def test_problem_listing_and_filters(client):
 
 
 def test_two_concurrent_sessions_reach_their_own_verdicts(client):
-    port, noop = in_parallel(lambda: client.create(PORT_ID), lambda: client.create(NOOP_ID))
-    assert port.session_id != noop.session_id and "test-social-network" in port.task
-    looks = in_parallel(*(lambda r=r: r.step(solutions.shell(f"kubectl get pods -n {r.problem['namespace']}"))
+    port, noop = client.make(PORT_ID), client.make(NOOP_ID)
+    (task, info), _ = in_parallel(port.reset, noop.reset)
+    assert port.session_id != noop.session_id and "test-social-network" in task
+    assert info["env_version"] == ENV_VERSION and info["max_steps"] == 30 and info["task_type"] == "detection"
+    looks = in_parallel(*(lambda r=r: r.step(solutions.shell(f"kubectl get pods -n {r.problem.namespace}"))
                           for r in (port, noop)))
     for obs, reward, terminated, truncated, info in looks:
         assert "NAME" in obs and (reward, terminated, truncated, info["steps"]) == (0.0, False, False, 1)
@@ -115,10 +118,17 @@ def test_two_concurrent_sessions_reach_their_own_verdicts(client):
 
 
 def test_refusals(client):
-    assert "did you mean" in status_of(lambda: client.create("k8s_target_port-misconfig-detection-9")).message
-    assert "choose one of" in status_of(lambda: client.create(PORT_ID, target="no-such-service")).message
-    flower = status_of(lambda: client.create("flower_node_stop-detection"))
+    def create(problem_id, target=None):
+        return lambda: client.request("POST", "/sessions", json={"problem_id": problem_id, "target": target})
+
+    assert "did you mean" in status_of(create("k8s_target_port-misconfig-detection-9")).message
+    assert "choose one of" in status_of(create(PORT_ID, target="no-such-service")).message
+    flower = status_of(create("flower_node_stop-detection"))
     assert flower.status == 422 and "aiopslab" in flower.message
+    with pytest.raises(ValueError, match="did you mean"):  # the client resolves the problem before any request
+        client.make("k8s_target_port-misconfig-detection-9")
+    with pytest.raises(RuntimeError, match="reset"):
+        client.make(PORT_ID).step(solutions.shell("kubectl get pods"))
     assert status_of(lambda: client.request("POST", "/sessions", json={"seed": 1})).status == 422
     for method, suffix in (("GET", ""), ("POST", "/step"), ("POST", "/submit"), ("GET", "/trace"), ("DELETE", "")):
         err = status_of(lambda: client.request(method, f"/sessions/nope{suffix}", json={"action": "x"}))
@@ -126,8 +136,9 @@ def test_refusals(client):
 
 
 def test_roles_trace_and_delete(client):
-    remote = client.create(PORT_ID)
-    ns = remote.problem["namespace"]
+    remote = client.make(PORT_ID)
+    remote.reset()
+    ns = remote.problem.namespace
     obs, *_ = remote.step(solutions.shell(f"kubectl delete pod --all -n {ns}"), role="probe")
     assert "Forbidden" in obs
     obs, _, terminated, _, _ = remote.submit("Yes", role="probe")

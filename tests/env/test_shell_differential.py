@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from aoi.env import make, shell
+from aoi.env.core import shell_kubectl
 from aoi.twin.kubectl import kubectl_env
 
 NS = "test-social-network"
@@ -40,6 +41,6 @@ def test_the_scripts_are_many_and_named_once():
 @pytest.mark.parametrize("case", SCRIPTS, ids=[s["name"] for s in SCRIPTS])
 def test_exec_shell_matches_bash(backend, case, tmp_path):
     script = f"NS={NS}\n{case['script']}"
-    ours = shell.run(script, backend.kubectl(None), backend.now())
+    ours = shell.run(script, shell_kubectl(backend.runner(None)), backend.now())
     theirs = bash(script, backend.admin_kubeconfig(), tmp_path)
     assert (ours.stdout.decode(), ours.exit_code) == (theirs[0].decode(), theirs[1]), ours.stderr.decode()

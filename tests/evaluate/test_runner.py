@@ -15,6 +15,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from aoi.env import ENV_VERSION
 from aoi.evaluate.cli import eval_command
 from aoi.evaluate.results import ResultsLog, episode_key
 from aoi.store.sqlite import TrajectoryStore
@@ -172,3 +173,24 @@ def test_cli_rejects_unknown_problem_and_notes_flower(tmp_path):
     assert bad.exit_code == 2 and "unknown problem id" in bad.output
     flower = CliRunner().invoke(app, ["--problems", "flower_node_stop-detection", "--out", str(tmp_path / "y")])
     assert flower.exit_code == 2 and "aiopslab backend" in flower.output
+
+
+def test_rows_carry_the_env_version_and_a_resume_across_versions_is_refused_unless_forced(tmp_path, script):
+    app = typer.Typer()
+    app.command()(eval_command)
+    out = tmp_path / "run"
+    args = ["--problems", ",".join(PROBLEMS[:2]), "--model", script("No"), "--out", str(out), "--executor", "thread"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    rows = lines(out)
+    assert {r["env_version"] for r in rows} == {ENV_VERSION}
+    assert json.loads((out / "summary.json").read_text())["run"]["env_version"] == ENV_VERSION
+    older = [{**rows[0], "env_version": "0"}, {k: v for k, v in rows[1].items() if k != "env_version"}]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in older))
+    refused = CliRunner().invoke(app, args)
+    said = " ".join(refused.output.split())  # rich wraps long lines
+    assert refused.exit_code == 2 and "--force-version" in said
+    assert "1 row(s) from env version 0, 1 row(s) from env version unrecorded" in said
+    forced = CliRunner().invoke(app, [*args, "--problems", ",".join(PROBLEMS), "--force-version"])
+    assert forced.exit_code == 0 and "mixing them" in " ".join(forced.output.split())
+    assert [r.get("env_version") for r in lines(out)] == ["0", None, ENV_VERSION]

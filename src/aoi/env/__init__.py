@@ -1,5 +1,7 @@
 """The environment agents and RL see: AIOpsLab's problems, actions and scoring on the twin (or a real cluster)."""
 
 from aoi.env.core import Env, backend_options, make
+from aoi.env.limits import StepLimit
+from aoi.env.version import ENV_VERSION
 
-__all__ = ["Env", "backend_options", "make"]
+__all__ = ["ENV_VERSION", "Env", "StepLimit", "backend_options", "make"]

@@ -1,4 +1,4 @@
-"""A Python client for `aoi serve-env`: RemoteEnv mirrors Env's step/close over HTTP."""
+"""A Python client for `aoi serve-env`: RemoteEnv is an Env over HTTP (aoi.protocols.Env: reset, step, close)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 import httpx
 
+from aoi.env.core import reset_options
 from aoi.env.tokens import read_token
+from aoi.problems.registry import make as make_problem
 
 
 class EnvServerError(RuntimeError):
@@ -23,8 +25,8 @@ class EnvClient:
 
     Example:
         >>> with EnvClient("http://127.0.0.1:8765", token) as client:  # doctest: +SKIP
-        ...     with client.create("k8s_target_port-misconfig-detection-1") as env:
-        ...         print(env.task)
+        ...     with client.make("k8s_target_port-misconfig-detection-1", seed=3) as env:
+        ...         task, info = env.reset()
         ...         obs, reward, terminated, truncated, info = env.submit("Yes")
     """
 
@@ -33,7 +35,7 @@ class EnvClient:
                                   headers={"Authorization": f"Bearer {token}"})
 
     @classmethod
-    def from_token_file(cls, base_url: str, token_file: str | Path, timeout: float = 120.0) -> "EnvClient":
+    def from_token_file(cls, base_url: str, token_file: str | Path, timeout: float = 120.0) -> EnvClient:
         """Connect with the token a server wrote to its token file."""
         return cls(base_url, read_token(Path(token_file)), timeout)
 
@@ -46,10 +48,9 @@ class EnvClient:
         params = {k: v for k, v in (("task_type", task_type), ("app", app)) if v is not None}
         return self.request("GET", "/problems", params=params)
 
-    def create(self, problem_id: str, seed: int = 0, target: str | None = None, max_steps: int = 30) -> "RemoteEnv":
-        """Start a session (a reset episode); its task text is `RemoteEnv.task`."""
-        body = {"problem_id": problem_id, "seed": seed, "target": target, "max_steps": max_steps}
-        return RemoteEnv(self, self.request("POST", "/sessions", json=body))
+    def make(self, problem_id: str, *, seed: int = 0, target: str | None = None, max_steps: int = 30) -> RemoteEnv:
+        """Return the env of one problem served here (as aoi.env.make); its reset() opens a session on the server."""
+        return RemoteEnv(self, problem_id, seed=seed, target=target, max_steps=max_steps)
 
     def sessions(self) -> list[dict]:
         """Return the status of every open session."""
@@ -70,7 +71,7 @@ class EnvClient:
         """Close the HTTP connection pool (sessions stay open on the server)."""
         self._http.close()
 
-    def __enter__(self) -> "EnvClient":
+    def __enter__(self) -> EnvClient:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -78,16 +79,33 @@ class EnvClient:
 
 
 class RemoteEnv:
-    """One session on the server, used like an Env whose reset() already ran (the text is `task`)."""
+    """An Env served by `aoi serve-env`: reset() opens a fresh session (a fresh twin), step() plays in it.
 
-    def __init__(self, client: EnvClient, created: dict):
+    The problem is resolved by this side's registry (ValueError for an unknown id or target, as make() raises);
+    the server checks it again and its reset info carries the server's env_version.
+    """
+
+    def __init__(self, client: EnvClient, problem_id: str, *, seed: int = 0, target: str | None = None,
+                 max_steps: int = 30):
         self._client = client
-        self.session_id: str = created["session_id"]
-        self.problem: dict = created["problem"]
-        self.task: str = created["task"]
-        self.max_steps: int = created["max_steps"]
+        self.problem = make_problem(problem_id, target)
+        self.seed, self.target, self.max_steps = seed, target, max_steps
+        self.session_id: str | None = None
+        self.description = ""
         self.steps, self.done, self.results = 0, False, None
-        self._path = f"/sessions/{self.session_id}"
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
+        """Close the last session, open a fresh one; return its task text and info (as Env.reset)."""
+        options = reset_options(options)
+        self.close()
+        self.seed = self.seed if seed is None else seed
+        self.target = options.get("target", self.target)
+        body = {"problem_id": self.problem.id, "seed": self.seed, "target": self.target, "max_steps": self.max_steps}
+        created = self._client.request("POST", "/sessions", json=body)
+        self.problem = make_problem(self.problem.id, self.target)
+        self.session_id, self.description = created["session_id"], created["info"]["description"]
+        self.steps, self.done, self.results = 0, False, None
+        return created["task"], created["info"]
 
     def step(self, action: str, role: str | None = None) -> tuple[str, float, bool, bool, dict]:
         """Play one action; return (observation, reward, terminated, truncated, info)."""
@@ -106,12 +124,21 @@ class RemoteEnv:
         return self._client.request("GET", f"{self._path}/trace")
 
     def close(self) -> None:
-        """Close the session on the server; closing one that is already gone does nothing."""
+        """Close the session on the server; closing one that is gone (or none) does nothing."""
+        if self.session_id is None:
+            return
         try:
             self._client.request("DELETE", self._path)
         except EnvServerError as exc:
             if exc.status != 404:
                 raise
+
+    @property
+    def _path(self) -> str:
+        """Return the session's route; refuse before reset() opened one."""
+        if self.session_id is None:
+            raise RuntimeError("no session yet: call reset() first to open one on the server")
+        return f"/sessions/{self.session_id}"
 
     def _played(self, r: dict) -> tuple[str, float, bool, bool, dict]:
         """Mirror the step's bookkeeping locally and return the 5-tuple."""
@@ -121,7 +148,7 @@ class RemoteEnv:
             self.done, self.results = True, info.get("results")
         return r["observation"], r["reward"], r["terminated"], r["truncated"], info
 
-    def __enter__(self) -> "RemoteEnv":
+    def __enter__(self) -> RemoteEnv:
         return self
 
     def __exit__(self, *exc) -> None:

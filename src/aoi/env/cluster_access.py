@@ -10,16 +10,18 @@ from kubernetes.client.rest import ApiException
 from urllib3.exceptions import HTTPError
 
 from aoi import runtime_dirs
-from aoi.faults import Kube
+from aoi.kube import Kube
+from aoi.protocols import CREDENTIAL_ROLES, Role
 from aoi.rbac import IDENTITY_NAMESPACE
-from aoi.twin.kubectl import kubectl_binary, kubectl_env, spawn, stop
+from aoi.twin.kubectl import Completed, kubectl_binary, kubectl_env, spawn, stop
 
 MANIFESTS = Path(__file__).resolve().parents[1] / "apps"
 TOKEN_SECONDS = 3600
 RBAC_HINT = "apply AOI's identities first: `aoi rbac --namespace {namespace} | kubectl apply -f -`"
 # (role, verb, resource, expected answer of `kubectl auth can-i ... -n <app namespace>`)
-EXPECTED = (("probe", "get", "pods", True), ("probe", "delete", "pods", False),
-            ("executor", "patch", "deployments", True), ("executor", "delete", "nodes", False))
+EXPECTED = ((Role.PROBE, "get", "pods", True), (Role.PROBE, "delete", "pods", False),
+            (Role.EXECUTOR, "patch", "deployments", True), (Role.EXECUTOR, "delete", "nodes", False))
+TOKEN_ROLES = tuple(role for role in CREDENTIAL_ROLES if role is not Role.ADMIN)  # service accounts AOI mints for
 
 
 class ClusterError(RuntimeError):
@@ -38,7 +40,7 @@ def admin_client(kubeconfig: Path) -> Kube:
 def check_namespace(kube: Kube, namespace: str, app: str) -> None:
     """Raise ClusterError unless the app's namespace exists on the cluster."""
     try:
-        kube.call(kube.core.read_namespace, namespace)
+        kube.get("namespaces", None, namespace)
     except ApiException as exc:
         if exc.status != 404:
             raise ClusterError(f"reading namespace {namespace} failed ({exc.status} {exc.reason}); the kubeconfig "
@@ -54,7 +56,7 @@ def request_token(kube: Kube, account: str, namespace: str, seconds: int = TOKEN
     """Return a bearer token for aoi/<account> from the TokenRequest API (what `kubectl create token` does)."""
     body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
     try:
-        made = kube.call(kube.core.create_namespaced_service_account_token, account, IDENTITY_NAMESPACE, body)
+        made = kube.create("serviceaccounts/token", IDENTITY_NAMESPACE, body, name=account)
     except ApiException as exc:
         if exc.status == 404:
             raise ClusterError(f"service account {IDENTITY_NAMESPACE}/{account} does not exist: "
@@ -92,34 +94,35 @@ def write_kubeconfig(path: Path, cluster: dict, role: str, token: str) -> Path:
 def role_kubeconfigs(kube: Kube, admin: Path, folder: Path, namespace: str) -> dict[str, Path]:
     """Return role -> kubeconfig: the admin's as given, probe and executor with fresh service-account tokens."""
     cluster = cluster_entry(admin)
-    paths = {"admin": admin}
-    for role in ("probe", "executor"):
+    paths = {Role.ADMIN: admin}
+    for role in TOKEN_ROLES:
         paths[role] = write_kubeconfig(folder / f"{role}.yaml", cluster, role, request_token(kube, role, namespace))
     return paths
 
 
 class KubectlAs:
-    """Run the real kubectl with one role's kubeconfig (no shell)."""
+    """Run the real kubectl with one role's kubeconfig (no shell); the outcome has the twin runner's shape."""
 
     def __init__(self, kubeconfig: Path, cache: Path):
         self.binary = kubectl_binary()
         self.env = kubectl_env(kubeconfig, cache)
 
-    def run(self, args: list[str], stdin: bytes | None = None, timeout: float = 30.0) -> tuple[str, str, int, bool]:
-        """Return (stdout, stderr, exit code, timed out) of `kubectl ARGS...`; at the timeout its whole group dies."""
+    def run(self, args: list[str], stdin: bytes | None = None, timeout: float = 30.0) -> Completed:
+        """Run `kubectl ARGS...` and return its output; at the timeout its whole group dies."""
         proc = spawn([self.binary, *args], self.env, stdin)
         try:
             out, err = proc.communicate(input=stdin, timeout=timeout)
             code, timed_out = proc.returncode, False
         except subprocess.TimeoutExpired:
             (out, err), code, timed_out = stop(proc), -1, True
-        return out.decode(errors="replace"), err.decode(errors="replace"), code, timed_out
+        return Completed(args, code, out.decode(errors="replace"), err.decode(errors="replace"), timed_out)
 
 
 def verify(runners: dict[str, KubectlAs], namespace: str, expected=EXPECTED) -> None:
     """Check with `kubectl auth can-i` that each identity may do what it must and nothing it must not."""
     for role, verb, resource, allowed in expected:
-        out, err, _, _ = runners[role].run(["auth", "can-i", verb, resource, "-n", namespace])
+        done = runners[role].run(["auth", "can-i", verb, resource, "-n", namespace])
+        out, err = done.stdout, done.stderr
         if (out.strip() == "yes") != allowed:
             fix = RBAC_HINT.format(namespace=namespace) if allowed else "remove the extra bindings that grant it"
             raise ClusterError(f"the {role} identity {'cannot' if allowed else 'can'} {verb} {resource} in "

@@ -14,17 +14,17 @@ import warnings
 from datetime import datetime
 from pathlib import Path
 
-from aoi.env import observability, shell, telemetry
+from aoi.env import observability, telemetry
 from aoi.env.cluster_access import ClusterError, KubectlAs, admin_client, check_namespace, role_kubeconfigs, verify
+from aoi.env.roles import credential
 from aoi.env.workload import start_workload, stop_workload
 from aoi.faults import get as get_injector
-from aoi.faults.client import tolerate
+from aoi.kube import tolerate
 from aoi.problems.model import Problem
 
 AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
 SETTLE_LIMIT = 120.0  # wall seconds allowed for pods to become ready before mitigation is judged
 POLL = 2.0
-ROLES = {None: "admin", "observer": "admin", "admin": "admin", "probe": "probe", "executor": "executor"}
 # recover() options taken from the problem's healthy state (the inject options' `value` is the faulty one)
 RECOVER_FROM = {"target_port": {"original": "original_target_port"}, "scale_zero": {"replicas": "original_replicas"},
                 "missing_node": {"original": "original_node_selector"}, "image": {"value": "original_image"},
@@ -38,12 +38,12 @@ class ClusterBackend:
 
     Example:
         >>> env = make("wrong_bin_usage-mitigation-1", backend="cluster", kubeconfig="admin.yaml")  # doctest: +SKIP
-        >>> env.reset()  # doctest: +SKIP
+        >>> observation, info = env.reset()  # doctest: +SKIP
     """
 
     name = "cluster"
 
-    def __init__(self, seed: int, workdir: Path, kubeconfig: str | Path | None = None,
+    def __init__(self, workdir: Path, kubeconfig: str | Path | None = None,
                  prometheus_url: str | None = None, jaeger_url: str | None = None,
                  settle_limit: float = SETTLE_LIMIT, after_inject: float = AFTER_INJECT, workload: bool = True):
         if kubeconfig is None:
@@ -51,14 +51,14 @@ class ClusterBackend:
         self.kubeconfig = Path(kubeconfig).expanduser()
         if not self.kubeconfig.is_file():
             raise ValueError(f"kubeconfig {self.kubeconfig} does not exist; pass the admin kubeconfig of your cluster")
-        self.seed, self.workdir = seed, workdir
+        self.workdir = workdir
         self.prometheus_url, self.jaeger_url = prometheus_url, jaeger_url
         self.settle_limit, self.after_inject, self.workload = settle_limit, after_inject, workload
         self.kube, self.problem, self.injected = None, None, None
 
     # --- lifecycle ---
-    def start(self, problem: Problem) -> None:
-        """Check the cluster and identities, inject the fault and start the workload."""
+    def start(self, problem: Problem, seed: int) -> None:
+        """Check the cluster and identities, inject the fault and start the workload (a real cluster has no seed)."""
         self.close()
         self.kube, self.problem = admin_client(self.kubeconfig), problem
         check_namespace(self.kube, problem.namespace, problem.app)
@@ -95,6 +95,8 @@ class ClusterBackend:
                               "undo it by hand or re-apply the app's manifests", RuntimeWarning, stacklevel=2)
         if self.kube is not None and self.workload:
             stop_workload(self.kube)
+        if self.kube is not None:
+            self.kube.close()  # the episode's client: a later start opens a new one
 
     # --- time ---
     def now(self) -> float:
@@ -104,30 +106,24 @@ class ClusterBackend:
     def tick(self, seconds: float) -> None:
         """Do nothing: on a real cluster every step already takes real time."""
 
+    def wait(self, seconds: float) -> None:
+        """Wait while a verdict polls (AIOpsLab's sleeps take real time on a real cluster)."""
+        time.sleep(seconds)
+
     def settle(self) -> None:
         """Wait (bounded) until every running pod of the app's namespace is Ready, as AIOpsLab does before judging."""
         deadline = time.monotonic() + self.settle_limit
         while time.monotonic() < deadline:
-            pods = [p for p in self.kube.pods(self.problem.namespace)
+            pods = [p for p in self.kube.list("pods", self.problem.namespace)
                     if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
             if all(_ready(p) for p in pods):
                 return
             time.sleep(POLL)
 
     # --- actions ---
-    def exec_shell(self, command: str, role: str | None, timeout: float = 30.0) -> str:
-        """Run exec_shell as a role: the simulated host shell, real kubectl with the role's kubeconfig."""
-        return shell.exec_shell(command, self.runners[ROLES[role]].run, self.now(), timeout, role=role)
-
-    def get_logs(self, namespace: str, service: str, role: str | None) -> str:
-        """Return the full log of the first pod of a service (AIOpsLab's label rules)."""
-        runner = self.runners[ROLES[role]]
-
-        def run(args: list[str]) -> tuple[str, int]:
-            out, _, code, _ = runner.run(args)
-            return out, code
-
-        return telemetry.service_logs(run, namespace, service)
+    def runner(self, role: str | None) -> KubectlAs:
+        """Return the kubectl runner of the identity a role acts as."""
+        return self.runners[credential(role)]
 
     def get_metrics(self, namespace: str, duration: int = 5) -> str:
         """Export the last `duration` minutes of container metrics from Prometheus as CSV files."""
@@ -135,7 +131,7 @@ class ClusterBackend:
             return NOT_CONFIGURED.format(what="get_metrics", server="Prometheus", option="prometheus_url",
                                          flag="prometheus-url", example="http://localhost:32000")
         folder = self.workdir / "metrics_output" / f"metric_{datetime.now().strftime('%Y%m%d_%H%M%S')}"
-        pods = {p["metadata"]["name"] for p in self.kube.pods(namespace)}
+        pods = {p["metadata"]["name"] for p in self.kube.list("pods", namespace)}
         try:
             observability.export_metrics(self.prometheus_url, namespace, pods, self.now() - duration * 60,
                                          self.now(), folder)
@@ -154,10 +150,6 @@ class ClusterBackend:
         except observability.TelemetryError as exc:
             return str(exc)
         return telemetry.traces_message(path)
-
-    def read_export(self, file_path: str, kind: str) -> str:
-        """Read back an exported CSV file."""
-        return telemetry.read_export(file_path, self.workdir, kind)
 
     def admin_kubeconfig(self) -> Path:
         """Return the admin kubeconfig (oracles read the cluster with it)."""

@@ -1,4 +1,8 @@
-"""The environment: Gymnasium-style reset/step over one AIOpsLab problem, with AIOpsLab's actions and scoring."""
+"""The environment: Gymnasium-style reset/step over one AIOpsLab problem, with AIOpsLab's actions and scoring.
+
+`Env` is the episode itself (actions, trace, clock, scoring); `make()` wraps it in `StepLimit` (aoi.env.limits),
+which holds the step budget as Gymnasium's TimeLimit does.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +10,52 @@ import time
 from pathlib import Path
 
 from aoi import runtime_dirs
-from aoi.env import submission
+from aoi.env import shell, submission, telemetry
+from aoi.env.limits import NEXT, StepLimit  # noqa: F401 - NEXT stays importable here (aoi.env.core.NEXT)
 from aoi.env.parser import ParseError, parse
 from aoi.env.prompts import task_prompt
+from aoi.env.roles import ROLES, SUBMITTERS
+from aoi.env.version import ENV_VERSION
 from aoi.problems.model import Problem
 from aoi.problems.registry import make as make_problem
 from aoi.safety.gate import MAX_COMMAND
 from aoi.safety.policy import one_line
 
-NEXT = "Please take the next action"
 SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALID_SUBMISSION)
 SECONDS_PER_STEP = 15.0
 MAX_ACTION = 2 * MAX_COMMAND  # characters of reply text parsed per step; longer replies are refused unparsed
 MAX_TIMEOUT = 120.0  # wall seconds one exec_shell command may run
 MAX_NAME = 253  # characters of a Kubernetes name (DNS subdomain)
-ROLES = (None, "observer", "admin", "probe", "executor")
-SUBMITTERS = (None, "observer", "admin")
 BACKENDS = ("twin", "cluster")
+RESET_OPTIONS = ("target",)
 
 
 def make(problem_id: str, backend: str = "twin", seed: int = 0, target: str | None = None, max_steps: int = 30,
-         workdir: str | Path | None = None, **backend_options) -> "Env":
-    """Create the environment of one problem.
+         workdir: str | Path | None = None, **backend_options) -> StepLimit:
+    """Create the environment of one problem: an Env inside its step budget.
 
-    `backend_options` go to the backend: for "cluster", kubeconfig (required), prometheus_url, jaeger_url,
-    settle_limit, after_inject, workload (see aoi.env.cluster_backend.ClusterBackend); None values are ignored.
+    `seed` is the default of every reset(); `backend_options` go to the backend: for "cluster", kubeconfig
+    (required), prometheus_url, jaeger_url, settle_limit, after_inject, workload (see
+    aoi.env.cluster_backend.ClusterBackend); None values are ignored.
 
     Example:
-        >>> env = make("k8s_target_port-misconfig-detection-1")  # doctest: +SKIP
-        >>> text = env.reset()  # doctest: +SKIP
+        >>> with make("k8s_target_port-misconfig-detection-1") as env:  # doctest: +SKIP
+        ...     observation, info = env.reset(seed=3)
         >>> env = make("wrong_bin_usage-mitigation-1", backend="cluster", kubeconfig="admin.yaml")  # doctest: +SKIP
     """
     problem = make_problem(problem_id, target)
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r} is not available here; use 'twin' or 'cluster' (AIOpsLab itself runs "
                          f"AOI through `aoi aiopslab run`)")
-    if problem.backend != "twin":  # the cluster backend runs the Kubernetes problems the twin runs, no others
+    _require_twin(problem)
+    env = Env(problem, seed=seed, workdir=workdir, backend=backend, **backend_options)
+    return StepLimit(env, max_steps)
+
+
+def _require_twin(problem: Problem) -> None:
+    """Refuse a problem the twin cannot run (the cluster backend runs the twin's Kubernetes problems, no others)."""
+    if problem.backend != "twin":
         problem.require_backend("twin")
-    return Env(problem, seed=seed, max_steps=max_steps, workdir=workdir, backend=backend, **backend_options)
 
 
 def backend_options(env_config) -> dict:
@@ -58,42 +70,73 @@ def backend_options(env_config) -> dict:
             "prometheus_url": env_config.prometheus_url, "jaeger_url": env_config.jaeger_url}
 
 
-def _backend(name: str, seed: int, workdir: Path, options: dict):
+def _backend(name: str, workdir: Path, options: dict):
     """Build the named backend for one episode folder."""
     options = {k: v for k, v in options.items() if v is not None}
     if name == "cluster":
         from aoi.env.cluster_backend import ClusterBackend
 
-        return ClusterBackend(seed, workdir, **options)
+        return ClusterBackend(workdir, **options)
     if options:
         raise ValueError(f"backend {name!r} takes no options ({', '.join(options)}); they belong to backend='cluster'")
     from aoi.env.twin_backend import TwinBackend
 
-    return TwinBackend(seed, workdir)
+    return TwinBackend(workdir)
+
+
+def reset_options(options: dict | None) -> dict:
+    """Return reset()'s options, refusing unknown keys so a typo never runs the wrong episode.
+
+    Example:
+        >>> reset_options({"target": "geo"}), reset_options(None)
+        ({'target': 'geo'}, {})
+    """
+    unknown = sorted(set(options or {}) - set(RESET_OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; reset() takes {', '.join(RESET_OPTIONS)}")
+    return dict(options or {})
+
+
+def shell_kubectl(runner) -> shell.RunKubectl:
+    """Return a backend's kubectl runner as exec_shell's shell calls it: (args, stdin, timeout) -> 4-tuple."""
+    def run(args: list[str], stdin: bytes | None, limit: float):
+        done = runner.run(args, stdin=stdin, timeout=limit)
+        return done.stdout, done.stderr, done.returncode, done.timed_out
+
+    return run
 
 
 class Env:
-    """One problem on one backend: reset() starts an episode, step() plays one action."""
+    """One problem on one backend: reset() starts an episode, step() plays one action, close() (or `with`) ends it.
 
-    def __init__(self, problem: Problem, seed: int = 0, max_steps: int = 30, workdir: str | Path | None = None,
+    The episode goes on until an accepted submit (terminated) or end(); the step budget is StepLimit's.
+    """
+
+    def __init__(self, problem: Problem, *, seed: int = 0, workdir: str | Path | None = None,
                  seconds_per_step: float = SECONDS_PER_STEP, backend: str = "twin", **backend_options):
         self.problem = problem
         self.seed = seed
-        self.max_steps = max_steps
         self.seconds_per_step = seconds_per_step
         self._owns_dir = workdir is None
         self.workdir = Path(workdir) if workdir else runtime_dirs.private_dir("episode")  # 0700, gone at exit
-        self.backend = _backend(backend, seed, self.workdir, backend_options)
+        self.backend = _backend(backend, self.workdir, backend_options)
         self.trace: list[dict] = []
         self.steps = 0
         self.done = False
         self.results: dict | None = None
+        self.description = ""
         self.solution, self.accepted = None, False  # AIOpsLab's stored solution; whether a submit ended the episode
 
     # --- Gymnasium API ---
-    def reset(self) -> str:
-        """Start a fresh episode: deploy, inject, start the workload; return the task text."""
-        self.backend.start(self.problem)
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
+        """Start a fresh episode (deploy, inject, start the workload); return the task text and the episode's info.
+
+        `seed` replaces the env's seed from this episode on; `options` may hold {"target": component}.
+        """
+        self._apply(reset_options(options))  # checked first: a refused reset changes nothing
+        if seed is not None:
+            self.seed = seed
+        self.backend.start(self.problem, self.seed)
         self.trace, self.steps, self.done, self.results = [], 0, False, None
         self.solution, self.accepted = None, False
         self.started_at = self.backend.now()
@@ -101,10 +144,24 @@ class Env:
         description, instructions, actions = task_prompt(self.problem)
         self.description, self.instructions, self.actions = description, instructions, actions
         docs = "\n\n".join(f"{name}:\n{doc}" for name, doc in actions.items())
-        return f"{description}\n\n{instructions}\n\nAvailable actions:\n\n{docs}"
+        return f"{description}\n\n{instructions}\n\nAvailable actions:\n\n{docs}", self.episode_info()
+
+    def episode_info(self) -> dict:
+        """Return what callers need to know of the episode: the problem, seed, backend and ENV_VERSION."""
+        p = self.problem
+        return {"problem_id": p.id, "task_type": p.task_type, "app": p.app, "namespace": p.namespace,
+                "family": p.family, "target": p.target, "seed": self.seed, "backend": self.backend.name,
+                "env_version": ENV_VERSION, "description": self.description}
+
+    def _apply(self, options: dict) -> None:
+        """Aim the episode at the target reset()'s options name, if any."""
+        if "target" in options:
+            problem = make_problem(self.problem.id, options["target"])
+            _require_twin(problem)
+            self.problem = problem
 
     def step(self, action_text: str, role: str | None = None) -> tuple[str, float, bool, bool, dict]:
-        """Play one action; return (observation, reward, terminated, truncated, info)."""
+        """Play one action; return (observation, reward, terminated, truncated, info); only a submit terminates."""
         if self.done:
             raise RuntimeError("the episode is over; call reset() to start another")
         if role not in ROLES:
@@ -114,23 +171,34 @@ class Env:
         observation, submitted = self._act(action_text, role)
         self.trace.append({"role": "env", "content": observation})
         self.backend.tick(self.seconds_per_step)
-        terminated, truncated = submitted, not submitted and self.steps >= self.max_steps
         info = {"steps": self.steps, "role": role, "sim_time": self.backend.now() - self.started_at}
-        if terminated or truncated:
-            self.accepted = submitted
-            self.results = self._evaluate(self.solution)  # a refused submit's solution stays, as in AIOpsLab
-            info["results"] = self.results
-            info["wall_seconds"] = round(time.monotonic() - self.wall_started, 3)
-            self.done = True
-            reward = 1.0 if self.results.get("success") or self.results.get("Detection Accuracy") == "Correct" else 0.0
-            return observation, reward, terminated, truncated, info
-        return f"{observation}\n{NEXT}", 0.0, False, False, info
+        if not submitted:
+            return observation, 0.0, False, False, info
+        self.accepted = True
+        return observation, self.end(info), True, False, info
+
+    def end(self, info: dict) -> float:
+        """End the episode now and judge it (a submit did, or a wrapper's budget ran out); return the reward.
+
+        The results and wall seconds go into `info`; a refused submit's solution stays, as in AIOpsLab.
+        """
+        self.results = self._evaluate(self.solution)
+        info["results"] = self.results
+        info["wall_seconds"] = round(time.monotonic() - self.wall_started, 3)
+        self.done = True
+        return 1.0 if self.results.get("success") or self.results.get("Detection Accuracy") == "Correct" else 0.0
 
     def close(self) -> None:
         """Stop the backend and remove the episode folder when it was a temporary one."""
         self.backend.close()
         if self._owns_dir:
             runtime_dirs.remove(self.workdir)
+
+    def __enter__(self) -> Env:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # --- actions ---
     def _act(self, action_text: str, role: str | None) -> tuple[str, bool]:
@@ -169,12 +237,13 @@ class Env:
 
     def _do_exec_shell(self, command: str, timeout: int = 30, role=None) -> str:
         limit = min(max(float(timeout), 1.0), MAX_TIMEOUT)  # inf or 1e9 would let a stuck command hold the session
-        return self.backend.exec_shell(command, role, limit)
+        kubectl = shell_kubectl(self.backend.runner(role))
+        return shell.exec_shell(command, kubectl, self.backend.now(), limit, role=role)
 
     def _do_get_logs(self, namespace: str, service: str, role=None) -> str:
         if any(len(str(name)) > MAX_NAME or not str(name).isprintable() for name in (namespace, service)):
             return f"Error: namespace and service must be printable names of at most {MAX_NAME} characters."
-        return self.backend.get_logs(namespace, service, role)
+        return telemetry.service_logs(self.backend.runner(role), namespace, service)
 
     def _do_get_metrics(self, namespace: str, duration: int = 5, role=None) -> str:
         return self.backend.get_metrics(namespace, int(duration))
@@ -183,10 +252,10 @@ class Env:
         return self.backend.get_traces(namespace, int(duration))
 
     def _do_read_metrics(self, file_path: str, role=None) -> str:
-        return self.backend.read_export(file_path, "metrics")
+        return telemetry.read_export(file_path, self.workdir, "metrics")
 
     def _do_read_traces(self, file_path: str, role=None) -> str:
-        return self.backend.read_export(file_path, "traces")
+        return telemetry.read_export(file_path, self.workdir, "traces")
 
     # --- scoring ---
     def _evaluate(self, solution) -> dict:

@@ -56,7 +56,10 @@ class Session(BaseModel):
     problem: ProblemInfo
     seed: int
     max_steps: int
-    task: str = Field(description="The task description, instructions and available actions (Env.reset()).")
+    task: str = Field(description="The task description, instructions and available actions (Env.reset()'s "
+                                  "observation).")
+    info: dict[str, Any] = Field(description="Env.reset()'s info: problem_id, task_type, app, namespace, family, "
+                                             "target, seed, backend, env_version, description, max_steps.")
     created_at: str = Field(description="Creation time, ISO 8601 UTC.")
 
 

@@ -223,7 +223,7 @@ def _problem_info(p) -> s.ProblemInfo:
 def _session(x: Session) -> s.Session:
     env = x.env
     return s.Session(session_id=x.id, problem_id=env.problem.id, problem=_problem_info(env.problem), seed=env.seed,
-                     max_steps=env.max_steps, task=x.task, created_at=x.created_at)
+                     max_steps=env.max_steps, task=x.task, info=x.info, created_at=x.created_at)
 
 
 def _status(x: Session) -> s.SessionStatus:

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoi.env.core import ROLES, Env, make
+from aoi.env.core import make
+from aoi.env.limits import StepLimit
+from aoi.env.roles import ROLES
 
 IDLE_TIMEOUT = 30 * 60.0
 
@@ -34,13 +36,14 @@ class EpisodeOver(RuntimeError):
     """The session's episode has ended; only a new session can play again."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Session:
-    """One open episode and its bookkeeping."""
+    """One open episode and its bookkeeping: `task` and `info` are what the env's reset() returned."""
 
     id: str
-    env: Env
+    env: StepLimit
     task: str
+    info: dict
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -90,7 +93,8 @@ class SessionPool:
         try:
             sid = secrets.token_hex(8)
             workdir = self.workdir / sid if self.workdir else None
-            session = Session(sid, *_built(problem_id, seed, target, max_steps, workdir))
+            env, (task, info) = _built(problem_id, seed, target, max_steps, workdir)
+            session = Session(id=sid, env=env, task=task, info=info)
         finally:
             with self._lock:
                 self._pending -= 1
@@ -148,8 +152,9 @@ class SessionPool:
             self._pending += 1
 
 
-def _built(problem_id: str, seed: int, target: str | None, max_steps: int, workdir: Path | None) -> tuple[Env, str]:
-    """Make and reset an Env; raise InvalidRequest for a bad id or target."""
+def _built(problem_id: str, seed: int, target: str | None, max_steps: int,
+           workdir: Path | None) -> tuple[StepLimit, tuple[str, dict]]:
+    """Make and reset an env; return it and what reset() returned; raise InvalidRequest for a bad id or target."""
     try:
         env = make(problem_id, seed=seed, target=target, max_steps=max_steps, workdir=workdir)
     except ValueError as exc:  # unknown id, invalid target, a backend the twin cannot run
@@ -157,7 +162,7 @@ def _built(problem_id: str, seed: int, target: str | None, max_steps: int, workd
     return env, _reset(env)
 
 
-def _reset(env: Env) -> str:
+def _reset(env: StepLimit) -> tuple[str, dict]:
     """Reset a new env, closing it when reset fails so no twin is left serving."""
     try:
         return env.reset()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Callable
 
 MISSING_LOGS = "Error: Your service/namespace does not exist. Use kubectl to check."
 # get_logs picks a service's pods by this label, per namespace (AIOpsLab's mapping).
@@ -20,23 +19,25 @@ def log_selector(namespace: str, service: str) -> str | None:
     return f"{label}={service}" if label else None
 
 
-def service_logs(run: Callable[[list[str]], tuple[str, int]], namespace: str, service: str) -> str:
+def service_logs(runner, namespace: str, service: str) -> str:
     """Answer get_logs: the full log of the first pod AIOpsLab's label rule picks, or AIOpsLab's error text.
 
-    `run(kubectl_args) -> (stdout, exit code)` runs kubectl as the acting role.
+    `runner` is the acting role's kubectl (a backend's `runner(role)`: `run(args)` -> stdout, returncode, ...).
 
     Example:
-        >>> service_logs(lambda args: ("", 0), "default", "wrk2-job")
+        >>> from types import SimpleNamespace
+        >>> no_pods = SimpleNamespace(run=lambda args: SimpleNamespace(stdout="", returncode=0))
+        >>> service_logs(no_pods, "default", "wrk2-job")
         'Error: Your service/namespace does not exist. Use kubectl to check.'
     """
     selector = log_selector(namespace, service)
     if selector is None:
         return MISSING_LOGS
-    pods, code = run(["get", "pods", "-n", namespace, "-l", selector, "-o", "name"])
-    if code != 0 or not pods.split():
+    pods = runner.run(["get", "pods", "-n", namespace, "-l", selector, "-o", "name"])
+    if pods.returncode != 0 or not pods.stdout.split():
         return MISSING_LOGS
-    logs, code = run(["logs", pods.split()[0], "-n", namespace])
-    return logs if code == 0 else MISSING_LOGS
+    logs = runner.run(["logs", pods.stdout.split()[0], "-n", namespace])
+    return logs.stdout if logs.returncode == 0 else MISSING_LOGS
 
 
 def tree(folder: Path, depth: int = 0) -> list[str]:

@@ -7,14 +7,15 @@ import functools
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoi.env import shell, telemetry
+from aoi.apps.catalog import load_app
+from aoi.env import telemetry
+from aoi.env.roles import credential
 from aoi.env.workload import start_workload
-from aoi.faults import Kube
 from aoi.faults import get as get_injector
+from aoi.kube import Kube
 from aoi.problems.model import Problem
 from aoi.twin import build_twin
 from aoi.twin.behaviour import metrics
-from aoi.apps.catalog import load_app
 from aoi.twin.kubectl import KubectlRunner
 from aoi.twin.serving import serve, write_kubeconfigs
 
@@ -22,7 +23,6 @@ INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward 
 AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
 FIRST_LOOK = 30.0  # simulated seconds between the workload's start and the agent's first action
 SETTLE_LIMIT = 120.0  # simulated seconds the system may settle before the strict mitigation verdict
-ROLES = {None: "admin", "observer": "admin", "admin": "admin", "probe": "probe", "executor": "executor"}
 
 
 @functools.lru_cache(maxsize=6)
@@ -48,18 +48,18 @@ class TwinBackend:
 
     name = "twin"
 
-    def __init__(self, seed: int, workdir: Path):
-        self.seed = seed
+    def __init__(self, workdir: Path):
         self.workdir = workdir
         self.twin = None
         self.server = None
+        self.kube = None
 
     # --- lifecycle ---
-    def start(self, problem: Problem) -> None:
-        """Clone the settled app, serve it, inject the fault and start the workload."""
+    def start(self, problem: Problem, seed: int) -> None:
+        """Clone the app settled under `seed`, serve it, inject the fault and start the workload."""
         self.close()
         shared = [load_app(problem.app), load_app("platform")]
-        self.twin = base_twin(problem.app, self.seed).clone(shared)
+        self.twin = base_twin(problem.app, seed).clone(shared)
         self.server = serve(self.twin)
         self.kubeconfigs = write_kubeconfigs(self.twin, self.server.url, self.workdir / "kubeconfigs")
         cache = self.workdir / "kubecache"
@@ -74,7 +74,10 @@ class TwinBackend:
         self.twin.advance(FIRST_LOOK)
 
     def close(self) -> None:
-        """Stop serving the episode's twin."""
+        """Close the episode's API client and stop serving its twin."""
+        if self.kube is not None:
+            self.kube.close()
+            self.kube = None
         if self.server is not None:
             self.server.stop()
             self.server = None
@@ -104,29 +107,9 @@ class TwinBackend:
                 return
 
     # --- actions ---
-    def kubectl(self, role: str | None) -> shell.RunKubectl:
-        """Return the role's kubectl as exec_shell's shell calls it: (args, stdin, timeout) -> outcome."""
-        runner = self.runners[ROLES[role]]
-
-        def run(args: list[str], stdin: bytes | None, limit: float):
-            done = runner.run(args, stdin=stdin, timeout=limit)
-            return done.stdout, done.stderr, done.returncode, done.timed_out
-
-        return run
-
-    def exec_shell(self, command: str, role: str | None, timeout: float = 30.0) -> str:
-        """Run exec_shell as a role."""
-        return shell.exec_shell(command, self.kubectl(role), self.now(), timeout, role=role)
-
-    def get_logs(self, namespace: str, service: str, role: str | None) -> str:
-        """Return the full log of the first pod of a service (AIOpsLab's label rules)."""
-        runner = self.runners[ROLES[role]]
-
-        def run(args: list[str]) -> tuple[str, int]:
-            done = runner.run(args)
-            return done.stdout, done.returncode
-
-        return telemetry.service_logs(run, namespace, service)
+    def runner(self, role: str | None) -> KubectlRunner:
+        """Return the kubectl runner of the identity a role acts as."""
+        return self.runners[credential(role)]
 
     def _stamp(self) -> str:
         return datetime.fromtimestamp(self.now(), tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
@@ -145,10 +128,6 @@ class TwinBackend:
         traces = self.twin.extensions.behaviour.traces
         path.write_text(traces.to_csv(namespace, self.now() - duration * 60, self.now()))
         return telemetry.traces_message(path)
-
-    def read_export(self, file_path: str, kind: str) -> str:
-        """Read back an exported CSV file."""
-        return telemetry.read_export(file_path, self.workdir, kind)
 
     def admin_kubeconfig(self) -> Path:
         """Return the admin kubeconfig (oracles read the cluster with it)."""
