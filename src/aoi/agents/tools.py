@@ -33,15 +33,15 @@ NEXT = "\nPlease take the next action"
 DRY_RUN_VERBS = ("patch", "scale", "set", "label", "annotate", "delete", "create", "apply", "replace")
 
 
-@lru_cache(maxsize=1)
-def declared() -> dict[Role, tuple[Tool, ...]]:
+@lru_cache(maxsize=4)
+def declared(path: Path = TOOLS) -> dict[Role, tuple[Tool, ...]]:
     """Load the declared tools of each role, in the order its prompt lists them."""
     tools = {Role(role): tuple(Tool(roles=frozenset({Role(role)}), **entry) for entry in entries)
-             for role, entries in yaml.safe_load(TOOLS.read_text()).items()}
+             for role, entries in yaml.safe_load(path.read_text()).items()}
     for role, toolset in tools.items():
         for tool in toolset:
             if tool.mutating and role not in MAY_MUTATE:
-                raise ValueError(f"{TOOLS}: {role} declares the mutating tool {tool.name}; only "
+                raise ValueError(f"{path}: {role} declares the mutating tool {tool.name}; only "
                                  f"{', '.join(MAY_MUTATE)} may hold one: drop `mutating` or move the tool")
     return tools
 
