@@ -57,11 +57,13 @@ def test_resume_continues_from_the_checkpoint(run):
 def test_whole_episode_rollouts_share_the_episode_reward(dataset, tmp_path):
     grpo = {**SMALL, "max_completion_length": 8}
     path = tmp_path / "grpo.json"
-    path.write_text(json.dumps({"grpo": grpo, "rollout": {"mode": "whole_episode"}, "rewards": {"success": 1.0,
-                                                                                                "format": 0.5}}))
+    sections = {"grpo": grpo, "rollout": {"mode": "whole_episode", "max_iterations": 2},
+                "rewards": {"success": 1.0, "format": 0.5}}
+    path.write_text(json.dumps(sections))
     manifest = train_grpo(GrpoOptions(data=dataset, out=tmp_path / "out", max_steps=1, config=path))
     line = reward_lines(tmp_path / "out")[0]
     assert manifest["mode"] == "whole_episode" and manifest["metrics"]["episodes_played"] == 2
+    assert manifest["hyper_parameters"]["episode_iterations"] == 2
     assert line["rewards/success/mean"] == 0.0  # a random 2-layer model never fixes the fault
     assert "rewards/format/mean" in line and "rewards/strict/mean" not in line
 

@@ -48,3 +48,8 @@ def test_the_adapter_loads_and_changes_outputs(adapter):
 def test_a_missing_role_view_says_how_to_make_it(dataset, tmp_path):
     with pytest.raises(DatasetError, match="no sft/executor/ dataset.*aoi data export"):
         train_sft(SftOptions(data=dataset, out=tmp_path / "out", role="executor", max_steps=1))
+
+
+def test_the_same_seed_trains_the_same_adapter(adapter, dataset, tmp_path):
+    again = train_sft(SftOptions(data=dataset, out=tmp_path / "again", base="tiny", max_steps=2, learning_rate=5e-3))
+    assert again["version"] == adapter[1]["version"]  # the version is the sha256 of the weights

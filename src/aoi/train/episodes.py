@@ -70,7 +70,8 @@ def policy_observer(trainer: Any) -> GenerativeObserver:
                               temperature=trainer.args.temperature)
 
 
-def rollout_function(rows, cache: OutcomeCache, episode_steps: int, seed: int) -> Callable:
+def rollout_function(rows, cache: OutcomeCache, episode_steps: int, seed: int,
+                     max_iterations: int | None = None) -> Callable:
     """Return a TRL rollout_func playing one whole episode per incoming prompt (prompts arrive repeated G times)."""
     starts = {prompt_key(row["prompt"]): row for row in rows}
 
@@ -78,7 +79,7 @@ def rollout_function(rows, cache: OutcomeCache, episode_steps: int, seed: int) -
         out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "episode_key": []}
         for index, prompt in enumerate(prompts):
             key = f"episode-{trainer.state.global_step}-{index}"
-            sample = _episode(starts[prompt_key(prompt)], trainer, cache, key, episode_steps,
+            sample = _episode(starts[prompt_key(prompt)], trainer, cache, key, (episode_steps, max_iterations),
                               random.Random(f"{seed}-{key}"))
             for name, value in sample.items():
                 out[name].append(value)
@@ -87,10 +88,10 @@ def rollout_function(rows, cache: OutcomeCache, episode_steps: int, seed: int) -
     return rollout
 
 
-def _episode(row: dict, trainer, cache: OutcomeCache, key: str, episode_steps: int, rng: random.Random) -> dict:
+def _episode(row: dict, trainer, cache: OutcomeCache, key: str, limits: tuple, rng: random.Random) -> dict:
     """Play one episode with the policy as Observer; keep its outcome; return one of its decisions as the sample."""
     policy = policy_observer(trainer)
-    outcome = play(State.from_row(row), policy, max_steps=episode_steps)
+    outcome = play(State.from_row(row), policy, max_steps=limits[0], max_iterations=limits[1])
     if not policy.calls:  # the episode ended before the Observer spoke: sample its first decision to train on
         policy.complete(row["prompt"], role="observer")
     cache.played += 1

@@ -51,6 +51,7 @@ class GrpoOptions:
     config: Path | None = None
     mode: str = "per_decision"
     episode_steps: int = 30  # the environment's step budget per episode
+    episode_iterations: int | None = None  # whole_episode only: cap on the policy's decisions (None: the config's)
     weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     grpo: dict = field(default_factory=dict)
     lora: Lora = field(default_factory=Lora)
@@ -80,6 +81,7 @@ def read_config(options: GrpoOptions) -> GrpoOptions:
     return GrpoOptions(**{**options.__dict__, "grpo": data.get("grpo") or {}, "weights": data.get("rewards")
                           or options.weights, "mode": rollout.get("mode", options.mode),
                           "episode_steps": rollout.get("episode_steps", options.episode_steps),
+                          "episode_iterations": rollout.get("max_iterations", options.episode_iterations),
                           "lora": Lora(**data["lora"]) if data.get("lora") else options.lora})
 
 
@@ -152,7 +154,8 @@ def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict)
     if options.mode == "whole_episode":
         from aoi.train.episodes import rollout_function
 
-        extra["rollout_func"] = rollout_function(rows, cache, options.episode_steps, options.seed)
+        extra["rollout_func"] = rollout_function(rows, cache, options.episode_steps, options.seed,
+                                                 options.episode_iterations)
     return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=rows, processing_class=tokenizer,
                        peft_config=peft_config, callbacks=callbacks(options.out), **extra)
 
@@ -195,7 +198,8 @@ def _hyper(options: GrpoOptions, args) -> dict:
                                                             "scale_rewards", "epsilon", "num_iterations"})}
     lora = options.lora.as_dict() if options.init is None else {"from": str(options.init)}
     return {"grpo": chosen, "rewards": options.weights, "lora": lora, "mode": options.mode, "seed": options.seed,
-            "max_steps": options.max_steps, "episode_steps": options.episode_steps}
+            "max_steps": options.max_steps, "episode_steps": options.episode_steps,
+            "episode_iterations": options.episode_iterations}
 
 
 def _metrics(options: GrpoOptions, result, wall: float, cache: OutcomeCache) -> dict:

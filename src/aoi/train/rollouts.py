@@ -112,8 +112,11 @@ def team(observer: Model, expert: Model | None = None) -> dict[str, Model]:
     return {"observer": observer, **dict.fromkeys(TEAM, expert)}
 
 
-def play(state: State, observer: Model, *, max_steps: int = 30) -> Outcome:
+def play(state: State, observer: Model, *, max_steps: int = 30, max_iterations: int | None = None) -> Outcome:
     """Run one episode of the state's problem with the given Observer and the expert team; return its outcome.
+
+    `max_iterations` caps the Observer's decisions (None: the configured default); the prompts name the cap, so a
+    replayed prefix only reproduces its recorded state under the cap it was recorded with.
 
     Example:
         >>> from aoi.models.expert import ExpertModel
@@ -125,8 +128,10 @@ def play(state: State, observer: Model, *, max_steps: int = 30) -> Outcome:
     from aoi.config import load_config
     from aoi.env import make
 
-    config = load_config(overrides={"model": "expert", "env": {"seed": state.seed, "max_steps": max_steps}},
-                         environ={})
+    overrides = {"model": "expert", "env": {"seed": state.seed, "max_steps": max_steps}}
+    if max_iterations is not None:
+        overrides["agent"] = {"max_iterations": max_iterations}
+    config = load_config(overrides=overrides, environ={})
     env = make(state.problem_id, seed=state.seed, target=state.target, max_steps=max_steps)
     try:
         traj = run_episode(env, config, team(observer))
