@@ -63,9 +63,10 @@ def solve_all() -> tuple[int, float, int]:
 def _texts(env) -> dict:
     p, kube = env.problem, env.backend.kube
     if p.fault.mechanism == "mongo_tls":
-        return {"mongod.conf": kube.config_map(p.namespace, p.fault.expect["configmap"])["data"][p.fault.expect["key"]]}
+        cm = kube.get("configmaps", p.namespace, p.fault.expect["configmap"])
+        return {"mongod.conf": cm["data"][p.fault.expect["key"]]}
     if p.fault.mechanism == "flagd_flag":
-        return {"flags": kube.config_map(p.namespace, "flagd-config")["data"]["demo.flagd.json"]}
+        return {"flags": kube.get("configmaps", p.namespace, "flagd-config")["data"]["demo.flagd.json"]}
     return {}
 
 

@@ -150,7 +150,7 @@ def test_a_denied_delete_leaves_the_pod_alone(tmp_path):
     look = make("k8s_target_port-misconfig-mitigation-1")
     look.reset()
     kube = look.backend.kube
-    pod = kube.call(kube.core.list_namespaced_pod, "test-social-network")["items"][0]["metadata"]["name"]
+    pod = kube.list("pods", "test-social-network")[0]["metadata"]["name"]
     look.close()
     traj, model = episode("k8s_target_port-misconfig-mitigation-1", [
         decide("execute", f"delete pod {pod}"),

@@ -17,10 +17,10 @@ def live_texts(env) -> dict[str, str]:
     """Read what a fix edits (the mongod.conf or the flag file), as an SRE would with kubectl get."""
     p, kube = env.problem, env.backend.kube
     if p.fault.mechanism == "mongo_tls":
-        cm = kube.config_map(p.namespace, p.fault.expect["configmap"])
+        cm = kube.get("configmaps", p.namespace, p.fault.expect["configmap"])
         return {"mongod.conf": cm["data"][p.fault.expect["key"]]}
     if p.fault.mechanism == "flagd_flag":
-        return {"flags": kube.config_map(p.namespace, "flagd-config")["data"]["demo.flagd.json"]}
+        return {"flags": kube.get("configmaps", p.namespace, "flagd-config")["data"]["demo.flagd.json"]}
     return {}
 
 

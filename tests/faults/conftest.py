@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aoi.faults import Kube
+from aoi.kube import Kube
 from aoi.twin import build_twin
 from aoi.twin.controllers.chaos import ChaosController
 from aoi.twin.kubectl import KubectlRunner

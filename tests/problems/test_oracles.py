@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from aoi.kube import Kube
 from aoi.problems import make, oracles, parity, problem_ids, strict
-from aoi.problems.cluster import Cluster
 from aoi.problems.oracles import judge, parity_check, strict_check
 from aoi.twin import build_twin
 from aoi.twin.core import operations
@@ -33,18 +33,19 @@ def set_image(served: Served, deployment: str, container: str, image: str) -> No
 
 
 class Served:
-    """A twin served over HTTPS with an admin kubeconfig: all the oracles need."""
+    """A twin served over HTTPS with an admin client: all the oracles need."""
 
     def __init__(self, app: str, folder):
         self.twin = build_twin([app], seed=0)
         self.server = serve(self.twin)
-        self.kubeconfig = write_kubeconfigs(self.twin, self.server.url, folder / "kubeconfigs")["admin"]
+        self.kube = Kube.from_kubeconfig(write_kubeconfigs(self.twin, self.server.url, folder / "kubeconfigs")["admin"])
 
 
 def served(app: str, folder):
     """Yield a private served twin of one app, stopping its server afterwards."""
     twin = Served(app, folder)
     yield twin
+    twin.kube.close()
     twin.server.stop()
 
 
@@ -63,8 +64,8 @@ def hotel(tmp_path):
     yield from served("hotel-reservation", tmp_path)
 
 
-def kube(twin: Served):
-    return twin.kubeconfig
+def kube(twin: Served) -> Kube:
+    return twin.kube
 
 
 def test_healthy_social_network_passes_every_check(social):
@@ -146,8 +147,8 @@ def test_image_and_command_checks(hotel):
     binary = make("wrong_bin_usage-mitigation-1")
     patch(hotel, "deployments", HOTEL, "profile", {"spec": {"template": {"spec": {"containers": [
         {"name": "hotel-reserv-profile", "command": ["geo", "profile"]}]}}}})
-    cluster = Cluster.connect(kube(hotel))
-    assert not any("runs" in r for r in parity.wrong_bin(cluster, binary))  # "profile" in the list: AIOpsLab is happy
+    # "profile" is in the list, so AIOpsLab is happy
+    assert not any("runs" in r for r in parity.wrong_bin(kube(hotel), binary))
     assert any("runs ['geo', 'profile'], expected ['profile']" in r for r in strict_check(binary, kube(hotel)).reasons)
 
 
@@ -163,11 +164,11 @@ def test_unbound_claims_fail_the_redeploy_check(hotel):
 
 def test_mongo_role_check_reads_the_user_through_exec(hotel):
     problem = make("revoke_auth_mongodb-mitigation-1")
-    cluster = Cluster.connect(kube(hotel))
-    assert strict.mongo_role(cluster, problem) == []
-    pod = cluster.deployment_pods(HOTEL, "mongodb-geo")[0].metadata.name
-    cluster.exec(HOTEL, pod, "hotel-reserv-geo-mongo", ["/bin/bash", problem.fault.expect["script"]])
-    assert strict.mongo_role(cluster, problem) == ["user admin in mongodb-geo lacks role readWrite on geo-db"]
+    admin = kube(hotel)
+    assert strict.mongo_role(admin, problem) == []
+    pod = admin.pods_of("deployments", HOTEL, "mongodb-geo")[0]["metadata"]["name"]
+    admin.exec(HOTEL, pod, "hotel-reserv-geo-mongo", ["/bin/bash", problem.fault.expect["script"]])
+    assert strict.mongo_role(admin, problem) == ["user admin in mongodb-geo lacks role readWrite on geo-db"]
 
 
 def test_a_missing_object_is_a_reason_not_a_crash(social):

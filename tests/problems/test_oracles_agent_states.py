@@ -12,13 +12,13 @@ only: the twin takes minutes to simulate 1000 MongoDBs or 1000 pods in image-pul
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 from kubernetes.client.exceptions import ApiException
 
 from aoi.env import make as make_env
-from aoi.faults import Kube
+from aoi.kube import Kube
 from aoi.problems import make, problem_ids
 from aoi.problems.oracles import judge
 from aoi.problems.solutions import action
@@ -37,15 +37,15 @@ HUGE_ON = ("assign_to_non_existent_node_social_net-mitigation-1",)
 
 def _deployment(kube: Kube, ns: str, target: str | None) -> str:
     """Return the problem's target Deployment, else the namespace's first one."""
-    names = [d["metadata"]["name"] for d in kube.deployments(ns)]
+    names = [d["metadata"]["name"] for d in kube.list("deployments", ns)]
     return target if target in names else names[0]
 
 
 def _config(kube: Kube, ns: str, target: str | None) -> tuple[str, str]:
     """Return (ConfigMap, key) of a file the target's pods mount, else the namespace's first ConfigMap key."""
-    spec = kube.deployment(ns, _deployment(kube, ns, target))["spec"]["template"]["spec"]
+    spec = kube.get("deployments", ns, _deployment(kube, ns, target))["spec"]["template"]["spec"]
     mounted = [v["configMap"]["name"] for v in spec.get("volumes") or [] if v.get("configMap")]
-    maps = kube.call(kube.core.list_namespaced_config_map, ns)["items"]
+    maps = kube.list("configmaps", ns)
     chosen = next((m for m in maps if m["metadata"]["name"] in mounted and m.get("data")),
                   next(m for m in maps if m.get("data")))
     return chosen["metadata"]["name"], sorted(chosen["data"])[0]
@@ -63,56 +63,53 @@ def set_file(text: str):
     """Return a change that writes `text` into a mounted file and restarts the pods that read it."""
     def change(kube: Kube, ns: str, target: str | None, where) -> None:
         name, key = where(kube, ns, target)
-        kube.patch(kube.core.patch_namespaced_config_map, name, ns, body={"data": {key: text}}, kind="merge")
-        kube.delete_pods(ns, kube.pods_of_deployment(ns, _deployment(kube, ns, target)))
+        kube.patch("configmaps", ns, name, {"data": {key: text}}, how="merge")
+        kube.delete_pods(ns, kube.pods_of("deployments", ns, _deployment(kube, ns, target)))
     return change
 
 
 def drop_data(kube, ns, target, where) -> None:
     name, _ = where(kube, ns, target)
-    kube.patch(kube.core.patch_namespaced_config_map, name, ns, body={"data": None}, kind="merge")
+    kube.patch("configmaps", ns, name, {"data": None}, how="merge")
 
 
-def patch_deployment(body, kind: str = "merge"):
+def patch_deployment(body, how: str = "merge"):
     """Return a change that patches the target Deployment."""
     def change(kube, ns, target, where) -> None:
-        kube.patch(kube.apps.patch_namespaced_deployment, _deployment(kube, ns, target), ns, body=body, kind=kind)
+        kube.patch("deployments", ns, _deployment(kube, ns, target), body, how=how)
     return change
 
 
-def patch_service(body, kind: str = "merge"):
+def patch_service(body, how: str = "merge"):
     """Return a change that patches the Service named like the target Deployment (or the first Service)."""
     def change(kube, ns, target, where) -> None:
-        names = [s["metadata"]["name"] for s in kube.services(ns)]
+        names = [s["metadata"]["name"] for s in kube.list("services", ns)]
         name = target if target in names else names[0]
-        kube.patch(kube.core.patch_namespaced_service, name, ns, body=body, kind=kind)
+        kube.patch("services", ns, name, body, how=how)
     return change
 
 
 def delete(kind: str):
-    """Return a change that deletes one object of a kind: the target's, else the namespace's first."""
+    """Return a change that deletes one object of a resource kind: the target's, else the namespace's first."""
     def change(kube, ns, target, where) -> None:
-        if kind == "namespace":
-            kube.call(kube.core.delete_namespace, ns)
+        if kind == "namespaces":
+            kube.delete("namespaces", None, ns)
             return
-        if kind == "configmap":
-            kube.call(kube.core.delete_namespaced_config_map, where(kube, ns, target)[0], ns)
+        if kind == "configmaps":
+            kube.delete("configmaps", ns, where(kube, ns, target)[0])
             return
-        lister, deleter = {"deployment": (kube.apps.list_namespaced_deployment, kube.apps.delete_namespaced_deployment),
-                           "service": (kube.core.list_namespaced_service, kube.core.delete_namespaced_service),
-                           "secret": (kube.core.list_namespaced_secret, kube.core.delete_namespaced_secret)}[kind]
-        names = [o["metadata"]["name"] for o in kube.call(lister, ns)["items"]]
+        names = [o["metadata"]["name"] for o in kube.list(kind, ns)]
         if names:
-            kube.call(deleter, target if target in names else names[0], ns)
+            kube.delete(kind, ns, target if target in names else names[0])
     return change
 
 
 HOSTILE = {
     **{f"file set to {what}": set_file(text) for what, text in CONFIG_TEXTS.items()},
     "ConfigMap data removed": drop_data,
-    "Deployment deleted": delete("deployment"), "Service deleted": delete("service"),
-    "ConfigMap deleted": delete("configmap"), "Secret deleted": delete("secret"),
-    "namespace deleted": delete("namespace"),
+    "Deployment deleted": delete("deployments"), "Service deleted": delete("services"),
+    "ConfigMap deleted": delete("configmaps"), "Secret deleted": delete("secrets"),
+    "namespace deleted": delete("namespaces"),
     "replicas null": patch_deployment({"spec": {"replicas": None}}),
     "replicas 0": patch_deployment({"spec": {"replicas": 0}}),
     "replicas huge": patch_deployment({"spec": {"replicas": 1000}}),
@@ -157,7 +154,7 @@ def test_submit_after_a_hostile_change_gives_a_verdict(envs, problem_id, change)
     env = envs(problem_id)
     env.reset()
     problem = env.problem
-    kube = Kube.from_kubeconfig(env.backend.admin_kubeconfig())
+    kube = env.backend.kube  # the episode's own admin client, as its judges use
     try:
         HOSTILE[change](kube, problem.namespace, problem.target, _file_of(problem))
     except ApiException as exc:  # the API refused the change (a real cluster would too): the state is unchanged
@@ -165,7 +162,7 @@ def test_submit_after_a_hostile_change_gives_a_verdict(envs, problem_id, change)
     _, _, terminated, _, info = env.step(action("submit"))
     results = info["results"]
     assert terminated and isinstance(results["success"], bool) and isinstance(results["strict_success"], bool)
-    verdict = judge(problem, env.backend.admin_kubeconfig())  # the state the strict verdict saw, judged again
+    verdict = judge(problem, kube)  # the state the strict verdict saw, judged again
     assert verdict.ok == results["strict_success"]  # AIOpsLab's verdict came earlier, at the episode's end
     assert verdict.ok or (verdict.reasons and all(isinstance(r, str) and r for r in verdict.reasons))
 
@@ -175,8 +172,7 @@ def test_answers_are_scored_after_the_namespace_is_deleted(task):
     env = make_env(f"k8s_target_port-misconfig-{task}")
     try:
         env.reset()
-        kube = Kube.from_kubeconfig(env.backend.admin_kubeconfig())
-        kube.call(kube.core.delete_namespace, env.problem.namespace)
+        env.backend.kube.delete("namespaces", None, env.problem.namespace)
         _, _, terminated, _, info = env.step(action("submit", "Yes"))
         assert terminated and isinstance(info["results"]["strict_success"], bool)
     finally:

@@ -48,7 +48,7 @@ astronomy_shop_recommendation_service_cache_failure-detection-1
 astronomy_shop_recommendation_service_cache_failure-localization-1 redeploy_without_PV-detection-1
 redeploy_without_PV-analysis-1 redeploy_without_PV-mitigation-1 wrong_bin_usage-detection-1
 wrong_bin_usage-localization-1 wrong_bin_usage-analysis-1 wrong_bin_usage-mitigation-1 flower_node_stop-detection
-flower_model_misconfig-detection""".split()
+flower_model_misconfig-detection""".split()  # noqa: SIM905 - the registry's ids, pasted as words
 
 
 def invoke(*args: str, width: int = 80):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import time
 
-from aoi.problems.cluster import Cluster
 from aoi.problems.model import Problem
 from aoi.problems.oracles import OracleResult, parity_check, strict_check
 from aoi.problems.parity import POLLS
@@ -26,9 +25,9 @@ def parity_verdict(problem: Problem, backend) -> OracleResult:
     """
     sleep, max_wait = POLLS.get(problem.parity, (0.0, 0.0))
     pause = getattr(backend, "wait", time.sleep)  # the twin moves its clock; a real cluster takes real time
-    cluster = Cluster.connect(backend.admin_kubeconfig())
+    kube = backend.kube  # the episode's admin client: every check reuses it, the episode closes it
     for _ in range(max(1, math.ceil(max_wait / sleep)) if sleep else 1):
-        verdict = parity_check(problem, cluster)
+        verdict = parity_check(problem, kube)
         if verdict.ok:
             return verdict
         if sleep:
@@ -45,5 +44,5 @@ def judge_mitigation(problem: Problem, backend) -> tuple[OracleResult, float]:
     ended = backend.now()
     parity = parity_verdict(problem, backend)
     backend.settle()
-    strict = strict_check(problem, backend.admin_kubeconfig())
+    strict = strict_check(problem, backend.kube)
     return OracleResult(strict.ok, strict.reasons, parity.ok), round(backend.now() - ended, 3)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubernetes import client as k8s
-
-from aoi.faults import Kube
-from aoi.faults.client import tolerate
+from aoi.kube import Kube, tolerate
 from aoi.problems.model import Workload
 
 NAMESPACE, JOB, SCRIPTS = "default", "wrk2-job", "wrk2-payload-script"
@@ -34,19 +31,17 @@ def job_manifest(workload: Workload, cluster_ip: str) -> dict:
 
 def start_workload(kube: Kube, namespace: str, workload: Workload) -> None:
     """Create the script ConfigMap and the wrk2 Job in `default`."""
-    svc = kube.service(namespace, workload.service)
+    svc = kube.get("services", namespace, workload.service)
     name = Path(workload.script).name
     cm = {"metadata": {"name": SCRIPTS, "namespace": NAMESPACE},
           "data": {name: f"-- {name}: the workload's request mix\n"}}
-    kube.call(kube.core.create_namespaced_config_map, NAMESPACE, cm)
-    kube.call(k8s.BatchV1Api(kube.api_client).create_namespaced_job, NAMESPACE,
-              job_manifest(workload, svc["spec"]["clusterIP"]))
+    kube.create("configmaps", NAMESPACE, cm)
+    kube.create("jobs", NAMESPACE, job_manifest(workload, svc["spec"]["clusterIP"]))
 
 
 def stop_workload(kube: Kube) -> None:
     """Delete the wrk2 Job (with its pods) and its ConfigMap; absent ones are fine."""
     with tolerate(404):
-        kube.call(k8s.BatchV1Api(kube.api_client).delete_namespaced_job, JOB, NAMESPACE,
-                  propagation_policy="Background")
+        kube.delete("jobs", NAMESPACE, JOB, propagation_policy="Background")
     with tolerate(404):
-        kube.call(kube.core.delete_namespaced_config_map, SCRIPTS, NAMESPACE)
+        kube.delete("configmaps", NAMESPACE, SCRIPTS)

@@ -1,7 +1,8 @@
 """Fault injectors as Kubernetes API operations: they run unchanged on the twin and on a real cluster.
 
 Example:
-    >>> from aoi.faults import REGISTRY, Kube
+    >>> from aoi.faults import REGISTRY
+    >>> from aoi.kube import Kube
     >>> kube = Kube.from_kubeconfig("admin.yaml")  # doctest: +SKIP
     >>> REGISTRY["target_port"].inject(kube, "test-social-network", "user-service")  # doctest: +SKIP
     >>> REGISTRY["target_port"].recover(kube, "test-social-network", "user-service")  # doctest: +SKIP
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 from aoi.faults.base import FaultError, Injector
 from aoi.faults.chaos import NetworkChaos, PodChaos
-from aoi.faults.client import Kube
 from aoi.faults.flagd import FlagdFlag
 from aoi.faults.mongo import ExecResult, MongoDropUser, MongoRevoke, MongoTls
 from aoi.faults.redeploy import RedeployWithoutPv
@@ -34,4 +34,4 @@ def get(name: str) -> Injector:
     return REGISTRY[name]
 
 
-__all__ = ["REGISTRY", "ExecResult", "FaultError", "Injector", "Kube", "get"]
+__all__ = ["REGISTRY", "ExecResult", "FaultError", "Injector", "get"]

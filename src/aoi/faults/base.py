@@ -7,7 +7,7 @@ import time
 
 from kubernetes.client.rest import ApiException
 
-from aoi.faults.client import Kube, tolerate
+from aoi.kube import Kube, tolerate
 
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",
                  "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences")
@@ -75,11 +75,11 @@ def recreate_deployment(kube: Kube, namespace: str, deployment: dict, timeout: f
     name = deployment["metadata"]["name"]
     body = for_create(deployment)
     with tolerate(404):
-        kube.call(kube.apps.delete_namespaced_deployment, name, namespace)
+        kube.delete("deployments", namespace, name)
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return kube.call(kube.apps.create_namespaced_deployment, namespace, body)
+            return kube.create("deployments", namespace, body)
         except ApiException as exc:  # a real cluster may still be finalizing the old object
             if exc.status != 409 or time.monotonic() > deadline:
                 raise

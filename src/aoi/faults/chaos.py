@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from aoi.faults.base import Injector
-from aoi.faults.client import Kube, tolerate
+from aoi.kube import Kube, tolerate
 
-GROUP, VERSION = "chaos-mesh.org", "v1alpha1"
 # AIOpsLab's object names per action; recovery deletes the object by the same name.
 DEFAULT_NAMES = {"pod-failure": "pod-failure-experiment", "container-kill": "container-kill", "pod-kill": "pod-kill",
                  "loss": "loss", "delay": "delay"}
@@ -15,10 +14,10 @@ NAMESPACED_SELECTOR = {"loss"}  # AIOpsLab's loss object alone lists selector.na
 class ChaosObject(Injector):
     """Create a Chaos Mesh object that selects one pod of the target service; recover deletes it."""
 
-    kind, plural, actions = "PodChaos", "podchaos", ("pod-failure", "container-kill", "pod-kill")
+    kind, resource, actions = "PodChaos", "podchaos", ("pod-failure", "container-kill", "pod-kill")
 
     def targets(self, kube, namespace):
-        return sorted(s["metadata"]["name"] for s in kube.services(namespace) if s["spec"].get("selector"))
+        return sorted(s["metadata"]["name"] for s in kube.list("services", namespace) if s["spec"].get("selector"))
 
     def spec(self, kube: Kube, namespace: str, target: str, action: str, options: dict) -> dict:
         """Return the action-specific part of the spec (subclasses)."""
@@ -29,12 +28,12 @@ class ChaosObject(Injector):
         """Return the object AIOpsLab's SymptomFaultInjector applies for this action."""
         if action not in self.actions:
             raise ValueError(f"{self.name}: unknown action {action!r}; choose one of: {', '.join(self.actions)}")
-        selector = {"labelSelectors": dict(kube.service(namespace, target)["spec"]["selector"])}
+        selector = {"labelSelectors": dict(kube.get("services", namespace, target)["spec"]["selector"])}
         if action in NAMESPACED_SELECTOR:
             selector = {"namespaces": [namespace], **selector}
         spec = {"action": action, "mode": "one", "duration": duration, "selector": selector}
         spec.update(self.spec(kube, namespace, target, action, options))
-        return {"apiVersion": f"{GROUP}/{VERSION}", "kind": self.kind,
+        return {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": self.kind,
                 "metadata": {"name": name or DEFAULT_NAMES[action], "namespace": namespace}, "spec": spec}
 
     def inject(self, kube, namespace, target, action: str | None = None, duration: str = "200s",
@@ -43,14 +42,14 @@ class ChaosObject(Injector):
         self.check_target(kube, namespace, target)
         body = self.manifest(kube, namespace, target, action or self.actions[0], duration, name, options)
         with tolerate(409):
-            kube.call(kube.custom.create_namespaced_custom_object, GROUP, VERSION, namespace, self.plural, body)
+            kube.create(self.resource, namespace, body)
         return body
 
     def recover(self, kube, namespace, target=None, action: str | None = None, name: str | None = None, **options):
         """Delete the chaos object (already gone is fine); Chaos Mesh then restores the pods."""
         name = name or DEFAULT_NAMES[action or self.actions[0]]
         with tolerate(404):
-            kube.call(kube.custom.delete_namespaced_custom_object, GROUP, VERSION, namespace, self.plural, name)
+            kube.delete(self.resource, namespace, name)
 
 
 class PodChaos(ChaosObject):
@@ -64,7 +63,7 @@ class PodChaos(ChaosObject):
             return {}
         names = options.get("container_names")
         if not names:
-            pods = kube.pods_of_service(namespace, target)
+            pods = kube.pods_of("services", namespace, target)
             if not pods:
                 raise ValueError(f"{self.name}: service {namespace}/{target} selects no pod to take a container "
                                  "name from; pass container_names=[...]")
@@ -77,7 +76,7 @@ class NetworkChaos(ChaosObject):
 
     name = "network_chaos"
     summary = "Chaos Mesh NetworkChaos loss 99% | delay 10s, mode one, on the service's pods"
-    kind, plural, actions = "NetworkChaos", "networkchaos", ("loss", "delay")
+    kind, resource, actions = "NetworkChaos", "networkchaos", ("loss", "delay")
 
     def spec(self, kube, namespace, target, action, options):
         correlation = str(options.get("correlation", "100"))

@@ -7,7 +7,7 @@ import json
 from kubernetes.client.rest import ApiException
 
 from aoi.faults.base import Injector
-from aoi.faults.client import Kube
+from aoi.kube import Kube
 
 FAULT_VARIANTS = {"paymentFailure": "100%", "imageSlowLoad": "10sec"}  # every other flag turns "on"
 OFF = "off"
@@ -59,7 +59,7 @@ class FlagdFlag(Injector):
 
     def _flags(self, kube: Kube, namespace: str) -> dict:
         """Return the parsed flag file."""
-        return json.loads(kube.config_map(namespace, self.config_map)["data"][self.key])
+        return json.loads(kube.get("configmaps", namespace, self.config_map)["data"][self.key])
 
     def _set(self, kube: Kube, namespace: str, flag: str, variant: str) -> None:
         """Write the new defaultVariant and restart flagd so it rereads the file."""
@@ -70,6 +70,6 @@ class FlagdFlag(Injector):
             raise ValueError(f"{self.name}: flag {flag} has no variant {variant!r}; "
                              f"choose one of: {', '.join(variants)}")
         data["flags"][flag]["defaultVariant"] = variant
-        kube.patch(kube.core.patch_namespaced_config_map, self.config_map, namespace,
-                   body={"data": {self.key: json.dumps(data, indent=2)}}, kind="merge")
+        kube.patch("configmaps", namespace, self.config_map, {"data": {self.key: json.dumps(data, indent=2)}},
+                   how="merge")
         kube.restart_deployment(namespace, self.deployment)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import yaml
 
 from aoi.faults.base import FaultError, Injector
-from aoi.faults.client import Kube
+from aoi.kube import Kube
 
 SCRIPTS_DIR = "/scripts"
 
@@ -30,9 +30,9 @@ def _running(pods: list[dict]) -> list[dict]:
 
 def _dependent_pods(kube: Kube, namespace: str, deployment: str) -> list[dict]:
     """Return the pods of the service that uses a store (none when that Deployment does not exist)."""
-    if deployment not in {d["metadata"]["name"] for d in kube.deployments(namespace)}:
+    if deployment not in {d["metadata"]["name"] for d in kube.list("deployments", namespace)}:
         return []
-    return kube.pods_of_deployment(namespace, deployment)
+    return kube.pods_of("deployments", namespace, deployment)
 
 
 class MongoScript(Injector):
@@ -46,7 +46,7 @@ class MongoScript(Injector):
     recover_script = "revoke-mitigate-admin-{x}-mongo.sh"
 
     def targets(self, kube, namespace):
-        return sorted(d["metadata"]["name"] for d in kube.deployments(namespace)
+        return sorted(d["metadata"]["name"] for d in kube.list("deployments", namespace)
                       if d["metadata"]["name"].startswith("mongodb-") and _mounts_scripts(d))
 
     def inject(self, kube, namespace, target, check: bool = True, **options) -> list[ExecResult]:
@@ -62,7 +62,7 @@ class MongoScript(Injector):
         self.check_target(kube, namespace, target)
         x = target.removeprefix("mongodb-")
         path = f"{SCRIPTS_DIR}/{script.format(x=x)}"
-        mongo = _running(kube.pods_of_deployment(namespace, target))
+        mongo = _running(kube.pods_of("deployments", namespace, target))
         if not mongo:
             raise FaultError(f"{self.name}: deployment {namespace}/{target} has no running pod to exec {path} in; "
                              f"check `kubectl get pods -n {namespace}` and retry once it runs")
@@ -112,8 +112,8 @@ class MongoTls(Injector):
     conf_key = "mongod.conf"
 
     def targets(self, kube, namespace):
-        deployments = {d["metadata"]["name"] for d in kube.deployments(namespace)}
-        maps = kube.call(kube.core.list_namespaced_config_map, namespace)["items"]
+        deployments = {d["metadata"]["name"] for d in kube.list("deployments", namespace)}
+        maps = kube.list("configmaps", namespace)
         return sorted(m["metadata"]["name"] for m in maps
                       if self.conf_key in (m.get("data") or {}) and m["metadata"]["name"] in deployments)
 
@@ -127,7 +127,7 @@ class MongoTls(Injector):
 
     def _mount_certificates(self, kube: Kube, namespace: str, target: str, secret: str, folder: str) -> None:
         """Mount the TLS Secret into the store's container, as the chart does when TLS is on (idempotent)."""
-        dep = kube.deployment(namespace, target)
+        dep = kube.get("deployments", namespace, target)
         spec = dep["spec"]["template"]["spec"]
         container = spec["containers"][0]
         if any(m.get("mountPath") == folder for m in container.get("volumeMounts") or []):
@@ -136,7 +136,7 @@ class MongoTls(Injector):
             "volumes": [{"name": "tls-cert", "secret": {"secretName": secret}}],
             "containers": [{"name": container["name"],
                             "volumeMounts": [{"name": "tls-cert", "mountPath": folder, "readOnly": True}]}]}}}}
-        kube.patch(kube.apps.patch_namespaced_deployment, target, namespace, body=body)
+        kube.patch("deployments", namespace, target, body)
 
     def recover(self, kube, namespace, target, **options):
         """Set TLS mode back to disabled, then restart the clients and the store."""
@@ -144,12 +144,11 @@ class MongoTls(Injector):
 
     def _configure(self, kube: Kube, namespace: str, target: str, tls: dict) -> None:
         """Write net.tls into mongod.conf, restart the store, then delete the client service's pods."""
-        cm = kube.config_map(namespace, self.check_target(kube, namespace, target))
+        cm = kube.get("configmaps", namespace, self.check_target(kube, namespace, target))
         conf = yaml.safe_load(cm["data"][self.conf_key]) or {}
         conf.setdefault("net", {})["tls"] = tls
         text = yaml.safe_dump(conf, sort_keys=False, default_flow_style=False)
-        kube.patch(kube.core.patch_namespaced_config_map, target, namespace,
-                   body={"data": {self.conf_key: text}}, kind="merge")
+        kube.patch("configmaps", namespace, target, {"data": {self.conf_key: text}}, how="merge")
         kube.restart_deployment(namespace, target)
         kube.wait_rollout(namespace, target)  # the clients restart against the reconfigured store
         kube.delete_pods(namespace, _dependent_pods(kube, namespace, client_of(target)))

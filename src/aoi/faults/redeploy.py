@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from aoi.faults.base import Injector, for_create
-from aoi.faults.client import Kube
+from aoi.kube import Kube
 
-# What a redeploy re-creates, in apply order: (api, method noun, apiVersion, kind).
-KINDS = (("core", "service_account", "v1", "ServiceAccount"), ("core", "secret", "v1", "Secret"),
-         ("core", "config_map", "v1", "ConfigMap"), ("core", "persistent_volume_claim", "v1", "PersistentVolumeClaim"),
-         ("core", "service", "v1", "Service"), ("rbac", "role", "rbac.authorization.k8s.io/v1", "Role"),
-         ("rbac", "role_binding", "rbac.authorization.k8s.io/v1", "RoleBinding"),
-         ("apps", "deployment", "apps/v1", "Deployment"), ("apps", "stateful_set", "apps/v1", "StatefulSet"),
-         ("apps", "daemon_set", "apps/v1", "DaemonSet"))
+# What a redeploy re-creates, in apply order: (resource, apiVersion, kind).
+RBAC = "rbac.authorization.k8s.io/v1"
+KINDS = (("serviceaccounts", "v1", "ServiceAccount"), ("secrets", "v1", "Secret"), ("configmaps", "v1", "ConfigMap"),
+         ("persistentvolumeclaims", "v1", "PersistentVolumeClaim"), ("services", "v1", "Service"),
+         ("roles", RBAC, "Role"), ("rolebindings", RBAC, "RoleBinding"), ("deployments", "apps/v1", "Deployment"),
+         ("statefulsets", "apps/v1", "StatefulSet"), ("daemonsets", "apps/v1", "DaemonSet"))
 GENERATED = {("ServiceAccount", "default"), ("ConfigMap", "kube-root-ca.crt")}  # each namespace gets its own
 
 
@@ -33,16 +32,15 @@ def _clean(kind: str, obj: dict) -> dict:
 
 
 def snapshot(kube: Kube, namespace: str) -> list[tuple[str, dict]]:
-    """Return (method noun, object) for everything a redeploy re-creates, in apply order."""
+    """Return (resource, object) for everything a redeploy re-creates, in apply order."""
     out = []
-    for api, noun, api_version, kind in KINDS:
-        client = getattr(kube, api)
-        for obj in kube.call(getattr(client, f"list_namespaced_{noun}"), namespace)["items"]:
+    for resource, api_version, kind in KINDS:
+        for obj in kube.list(resource, namespace):
             if (kind, obj["metadata"]["name"]) in GENERATED or obj.get("type") == "kubernetes.io/service-account-token":
                 continue
             obj = _clean(kind, obj)
             obj["apiVersion"], obj["kind"] = api_version, kind
-            out.append((noun, obj))
+            out.append((resource, obj))
     return out
 
 
@@ -58,38 +56,30 @@ class RedeployWithoutPv(Injector):
     summary = "snapshot the namespace, delete it, wait, re-create it and its objects; recover clears PV claimRefs"
 
     def targets(self, kube, namespace):
-        claims = kube.call(kube.core.list_namespaced_persistent_volume_claim, namespace)["items"]
-        return [namespace] if claims else []
+        return [namespace] if kube.list("persistentvolumeclaims", namespace) else []
 
     def inject(self, kube, namespace, target=None, timeout: float = 180.0, **options) -> list[str]:
         """Redeploy the namespace; return the 'Kind/name' of every object created again."""
         self.check_target(kube, namespace, target or namespace)
         objects = snapshot(kube, namespace)
-        ns = kube.call(kube.core.read_namespace, namespace)
-        kube.call(kube.core.delete_namespace, namespace)
+        ns = kube.get("namespaces", None, namespace)
+        kube.delete("namespaces", None, namespace)
         kube.wait_namespace_gone(namespace, timeout)
-        kube.call(kube.core.create_namespace, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        kube.create("namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": namespace, "labels": ns["metadata"].get("labels") or {},
             "annotations": ns["metadata"].get("annotations") or {}}})
         created = []
-        for noun, obj in objects:
-            client = getattr(kube, _api_of(noun))
-            kube.call(getattr(client, f"create_namespaced_{noun}"), namespace, obj)
+        for resource, obj in objects:
+            kube.create(resource, namespace, obj)
             created.append(f"{obj['kind']}/{obj['metadata']['name']}")
         return created
 
     def recover(self, kube, namespace, target=None, **options) -> list[str]:
         """Clear the stale claimRef of the namespace's Released PVs so the new claims bind; return the PV names."""
         freed = []
-        for pv in kube.call(kube.core.list_persistent_volume)["items"]:
+        for pv in kube.list("persistentvolumes"):
             ref = pv["spec"].get("claimRef") or {}
             if pv.get("status", {}).get("phase") == "Released" and ref.get("namespace") == namespace:
-                kube.patch(kube.core.patch_persistent_volume, pv["metadata"]["name"],
-                           body={"spec": {"claimRef": None}}, kind="merge")
+                kube.patch("persistentvolumes", None, pv["metadata"]["name"], {"spec": {"claimRef": None}}, how="merge")
                 freed.append(pv["metadata"]["name"])
         return freed
-
-
-def _api_of(noun: str) -> str:
-    """Return the Kube attribute whose API creates objects of a method noun."""
-    return next(api for api, n, _, _ in KINDS if n == noun)

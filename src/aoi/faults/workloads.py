@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aoi.faults.base import Injector, container_of, recreate_deployment
-from aoi.faults.client import Kube
+from aoi.kube import Kube
 
 BAD_IMAGES = {"geo": "yinfangchen/geo:app3"}  # the buggy images AIOpsLab ships, by deployment
 HEALTHY_IMAGE = "yinfangchen/hotelreservation:latest"  # what AIOpsLab's recovery sets
@@ -11,7 +11,7 @@ HEALTHY_IMAGE = "yinfangchen/hotelreservation:latest"  # what AIOpsLab's recover
 
 def _deployment_names(kube: Kube, namespace: str) -> list[str]:
     """Return the Deployment names of a namespace, sorted."""
-    return sorted(d["metadata"]["name"] for d in kube.deployments(namespace))
+    return sorted(d["metadata"]["name"] for d in kube.list("deployments", namespace))
 
 
 class TargetPort(Injector):
@@ -25,24 +25,24 @@ class TargetPort(Injector):
     summary = "Service spec.ports[*].targetPort -> 9999; recover sets them back (AIOpsLab: 9090)"
 
     def targets(self, kube, namespace):
-        return sorted(s["metadata"]["name"] for s in kube.services(namespace)
+        return sorted(s["metadata"]["name"] for s in kube.list("services", namespace)
                       if s["spec"].get("selector") and s["spec"].get("ports"))
 
     def inject(self, kube, namespace, target, port: int = 9999, **options) -> dict:
         """Set every targetPort of the Service to `port`; return the original targetPorts."""
-        svc = kube.service(namespace, self.check_target(kube, namespace, target))
+        svc = kube.get("services", namespace, self.check_target(kube, namespace, target))
         ports = svc["spec"]["ports"]
-        body = {"spec": {"ports": [{**p, "targetPort": port} for p in ports]}}
-        kube.patch(kube.core.patch_namespaced_service, target, namespace, body=body, kind="merge")
+        kube.patch("services", namespace, target, {"spec": {"ports": [{**p, "targetPort": port} for p in ports]}},
+                   how="merge")
         return {"original": [p.get("targetPort", p["port"]) for p in ports]}
 
     def recover(self, kube, namespace, target, original: int | list | None = 9090, **options):
         """Set the targetPorts back to `original` (one port for all, or a list per port)."""
-        svc = kube.service(namespace, self.check_target(kube, namespace, target))
+        svc = kube.get("services", namespace, self.check_target(kube, namespace, target))
         ports = svc["spec"]["ports"]
         values = original if isinstance(original, list) else [original] * len(ports)
         body = {"spec": {"ports": [{**p, "targetPort": t} for p, t in zip(ports, values)]}}
-        kube.patch(kube.core.patch_namespaced_service, target, namespace, body=body, kind="merge")
+        kube.patch("services", namespace, target, body, how="merge")
 
 
 class ScaleZero(Injector):
@@ -56,16 +56,14 @@ class ScaleZero(Injector):
 
     def inject(self, kube, namespace, target, **options) -> dict:
         """Set replicas to 0; return the original count."""
-        dep = kube.deployment(namespace, self.check_target(kube, namespace, target))
-        kube.patch(kube.apps.patch_namespaced_deployment, target, namespace, body={"spec": {"replicas": 0}},
-                   kind="merge")
+        dep = kube.get("deployments", namespace, self.check_target(kube, namespace, target))
+        kube.patch("deployments", namespace, target, {"spec": {"replicas": 0}}, how="merge")
         return {"replicas": dep["spec"].get("replicas", 1)}
 
     def recover(self, kube, namespace, target, replicas: int = 1, **options):
         """Set replicas back to `replicas`."""
         self.check_target(kube, namespace, target)
-        kube.patch(kube.apps.patch_namespaced_deployment, target, namespace, body={"spec": {"replicas": replicas}},
-                   kind="merge")
+        kube.patch("deployments", namespace, target, {"spec": {"replicas": replicas}}, how="merge")
 
 
 class MissingNode(Injector):
@@ -79,7 +77,7 @@ class MissingNode(Injector):
 
     def inject(self, kube, namespace, target, node: str = "extra-node", **options) -> dict:
         """Re-create the Deployment with a nodeSelector for `node`; return the nodeSelector it had."""
-        dep = kube.deployment(namespace, self.check_target(kube, namespace, target))
+        dep = kube.get("deployments", namespace, self.check_target(kube, namespace, target))
         pod_spec = dep["spec"]["template"]["spec"]
         original = pod_spec.get("nodeSelector") or {}
         if original.get("kubernetes.io/hostname") != node:
@@ -89,7 +87,7 @@ class MissingNode(Injector):
 
     def recover(self, kube, namespace, target, original: dict | None = None, **options):
         """Re-create the Deployment without the nodeSelector (or with `original`)."""
-        dep = kube.deployment(namespace, self.check_target(kube, namespace, target))
+        dep = kube.get("deployments", namespace, self.check_target(kube, namespace, target))
         pod_spec = dep["spec"]["template"]["spec"]
         pod_spec.pop("nodeSelector", None)
         if original:
@@ -115,11 +113,11 @@ class ContainerField(Injector):
 
     def apply(self, kube, namespace, dep: dict) -> None:
         """Write the changed Deployment (subclasses choose update or re-create)."""
-        kube.call(kube.apps.replace_namespaced_deployment, dep["metadata"]["name"], namespace, dep)
+        kube.replace("deployments", namespace, dep["metadata"]["name"], dep)
 
     def inject(self, kube, namespace, target, container: str | None = None, value=None, **options) -> dict:
         """Set the container's field to `value` (default: the mechanism's faulty value); return the original."""
-        dep = kube.deployment(namespace, self.check_target(kube, namespace, target))
+        dep = kube.get("deployments", namespace, self.check_target(kube, namespace, target))
         c = container_of(dep, container)
         original = c.get(self.field)
         c[self.field] = value if value is not None else self.faulty(target, original)
@@ -129,7 +127,7 @@ class ContainerField(Injector):
 
     def recover(self, kube, namespace, target, container: str | None = None, value=None, **options):
         """Set the container's field back to `value` (default: the healthy value AIOpsLab restores)."""
-        dep = kube.deployment(namespace, self.check_target(kube, namespace, target))
+        dep = kube.get("deployments", namespace, self.check_target(kube, namespace, target))
         c = container_of(dep, container)
         c[self.field] = value if value is not None else self.healthy(target)
         self.apply(kube, namespace, dep)

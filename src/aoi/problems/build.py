@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
+from aoi.apps.catalog import load_app
 from aoi.problems import targets as t
 from aoi.problems.families import FLAG_ANSWERS, FLAG_VARIANTS
 from aoi.problems.model import Answers, Family, Fault, frozen
-from aoi.apps.catalog import load_app
 
 FLOWER_NAMESPACE = "docker"  # AIOpsLab's name for the Docker Compose "namespace" of Flower
 MONGO_FAMILIES = ("mongo_revoke", "mongo_drop_user")  # localization accepts mongodb-X and X (AIOpsLab special case)
@@ -92,7 +92,8 @@ def fault(family: Family, target: str | None) -> Fault:
     if facts is not None:
         extra, expect = facts(family.app, target, params)
         params.update(extra)
-    return Fault(family.mechanism, namespace(family.app), target, frozen(params), frozen(expect))
+    return Fault(mechanism=family.mechanism, namespace=namespace(family.app), target=target, params=frozen(params),
+                 expect=frozen(expect))
 
 
 def localization(family: Family, target: str | None) -> tuple[str, ...]:

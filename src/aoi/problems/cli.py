@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -66,8 +65,8 @@ def _table(problems: list, width: int) -> Table:
 
 @problems_app.command("list")
 def list_command(
-    task_type: Optional[str] = typer.Option(None, "--task-type", help=f"One of: {', '.join(TASK_TYPES)}."),
-    app: Optional[str] = typer.Option(None, "--app", help="hotel-reservation, social-network, astronomy-shop, flower."),
+    task_type: str | None = typer.Option(None, "--task-type", help=f"One of: {', '.join(TASK_TYPES)}."),
+    app: str | None = typer.Option(None, "--app", help="hotel-reservation, social-network, astronomy-shop, flower."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per problem."),
 ) -> None:
     """Print the problems in AIOpsLab's registry order: id, task type, app, family, target, backend."""
@@ -89,7 +88,7 @@ def list_command(
 @problems_app.command("show")
 def show_command(
     problem_id: str = typer.Argument(..., help="A problem id, e.g. revoke_auth_mongodb-mitigation-1."),
-    target: Optional[str] = typer.Option(None, "--target", help="Aim the fault at another valid target."),
+    target: str | None = typer.Option(None, "--target", help="Aim the fault at another valid target."),
 ) -> None:
     """Print everything about one problem: answers, fault, workload, oracle, valid targets."""
     try:

@@ -14,11 +14,11 @@ HOTEL, SOCIAL, ASTRO, FLOWER = "hotel-reservation", "social-network", "astronomy
 
 _HOTEL_LUA = "hotelReservation/wrk2/scripts/hotel-reservation/mixed-workload_type_1.lua"
 WORKLOADS = {
-    "social": Workload("socialNetwork/wrk2/scripts/social-network/compose-post.lua", "nginx-thrift", 8080,
-                       "/wrk2-api/post/compose", rate=10, duration=10),
-    "hotel": Workload(_HOTEL_LUA, "frontend", 5000, "", rate=10, duration=10),
-    "hotel_short": Workload(_HOTEL_LUA, "frontend", 5000, "", rate=10, duration=5),
-    "hotel_burst": Workload(_HOTEL_LUA, "frontend", 5000, "", rate=100, duration=10),
+    "social": Workload(script="socialNetwork/wrk2/scripts/social-network/compose-post.lua", service="nginx-thrift",
+                       port=8080, path="/wrk2-api/post/compose", rate=10, duration=10),
+    "hotel": Workload(script=_HOTEL_LUA, service="frontend", port=5000, path="", rate=10, duration=10),
+    "hotel_short": Workload(script=_HOTEL_LUA, service="frontend", port=5000, path="", rate=10, duration=5),
+    "hotel_burst": Workload(script=_HOTEL_LUA, service="frontend", port=5000, path="", rate=100, duration=10),
 }
 
 # Astronomy Shop flag problems: id stem, flag, variant switched on, AIOpsLab's localization answer (section 3.2).
@@ -47,44 +47,48 @@ APP_STORAGE = ("Application", "Network/Storage Issue")
 def _chaos(name: str, stem: str, mechanism: str, params: dict, target: str = "user", workload: str = "hotel",
            id_format: str | None = None) -> Family:
     """Return a Chaos Mesh family on HotelReservation (detection and localization only)."""
-    return Family(name, id_format or f"{stem}-{{task}}-{{n}}", HOTEL, mechanism, (D, L), (target,), "service",
-                  frozen(params), workload=workload)
+    return Family(name=name, id_format=id_format or f"{stem}-{{task}}-{{n}}", app=HOTEL, mechanism=mechanism,
+                  tasks=(D, L), targets=(target,), rule="service", params=frozen(params), workload=workload)
 
 
 def _flag(stem: str, flag: str) -> Family:
     """Return one Astronomy Shop flag family; kafka_queue_problems also has a mitigation id."""
     tasks = (D, L, M) if stem == "kafka_queue_problems" else (D, L)
-    return Family(stem, f"astronomy_shop_{stem}-{{task}}-{{n}}", ASTRO, "flagd_flag", tasks, (flag,), "flag",
-                  parity="pods_normal_guarded")
+    return Family(name=stem, id_format=f"astronomy_shop_{stem}-{{task}}-{{n}}", app=ASTRO, mechanism="flagd_flag",
+                  tasks=tasks, targets=(flag,), rule="flag", parity="pods_normal_guarded")
 
 
 def _noop(app: str, workload: str | None) -> Family:
     """Return the no-fault detection family of one app (expected answer "No")."""
-    return Family("no_op", f"noop_detection_{app.replace('-', '_')}-1", app, "noop", (D,), (None,), "none",
-                  workload=workload, detection="No")
+    return Family(name="no_op", id_format=f"noop_detection_{app.replace('-', '_')}-1", app=app, mechanism="noop",
+                  tasks=(D,), targets=(None,), rule="none", workload=workload, detection="No")
 
 
 FAMILIES: tuple[Family, ...] = (
-    Family("k8s_target_port_misconfig", "k8s_target_port-misconfig-{task}-{n}", SOCIAL, "target_port",
-           (D, L, A, M), ("user-service", "text-service", "post-storage-service"), "thrift",
-           frozen({"port": 9999}), VIRT_MISCONFIG, "target_port", "social"),
-    Family("auth_miss_mongodb", "auth_miss_mongodb-{task}-{n}", SOCIAL, "mongo_tls", (D, L, A, M),
-           ("url-shorten-mongodb",), "mongodb",
-           frozen({"certificate_key_file": "/etc/tls/tls.pem", "ca_file": "/etc/tls/ca.crt"}), APP_MISCONFIG,
-           "pods_normal", "social"),
-    Family("revoke_auth", "revoke_auth_mongodb-{task}-{n}", HOTEL, "mongo_revoke", (D, L, A, M),
-           ("mongodb-geo", "mongodb-rate"), "auth_mongodb", frozen(),
-           ("Application", "Authentication Issue"), "pods_normal", "hotel_short"),
-    Family("storage_user_unregistered", "user_unregistered_mongodb-{task}-{n}", HOTEL, "mongo_drop_user",
-           (D, L, A, M), ("mongodb-geo", "mongodb-rate"), "auth_mongodb", frozen(),
-           APP_STORAGE, "pods_normal", "hotel"),
-    Family("misconfig_app", "misconfig_app_hotel_res-{task}-{n}", HOTEL, "image", (D, L, A, M), ("geo",),
-           "go_service", frozen({"value": "yinfangchen/geo:app3"}), APP_MISCONFIG, "wait_ready", "hotel"),
-    Family("scale_pod", "scale_pod_zero_social_net-{task}-{n}", SOCIAL, "scale_zero", (D, L, A, M),
-           ("user-service",), "deployment", frozen(), VIRT_OPERATION, "scale", "social"),
-    Family("assign_non_existent_node", "assign_to_non_existent_node_social_net-{task}-{n}", SOCIAL, "missing_node",
-           (D, L, A, M), ("user-service",), "deployment", frozen({"node": "extra-node"}),
-           ("Virtualization", "Dependency Problem"), "assign_node", "social"),
+    Family(name="k8s_target_port_misconfig", id_format="k8s_target_port-misconfig-{task}-{n}", app=SOCIAL,
+           mechanism="target_port", tasks=(D, L, A, M),
+           targets=("user-service", "text-service", "post-storage-service"), rule="thrift",
+           params=frozen({"port": 9999}), analysis=VIRT_MISCONFIG, parity="target_port", workload="social"),
+    Family(name="auth_miss_mongodb", id_format="auth_miss_mongodb-{task}-{n}", app=SOCIAL, mechanism="mongo_tls",
+           tasks=(D, L, A, M), targets=("url-shorten-mongodb",), rule="mongodb",
+           params=frozen({"certificate_key_file": "/etc/tls/tls.pem", "ca_file": "/etc/tls/ca.crt"}),
+           analysis=APP_MISCONFIG, parity="pods_normal", workload="social"),
+    Family(name="revoke_auth", id_format="revoke_auth_mongodb-{task}-{n}", app=HOTEL, mechanism="mongo_revoke",
+           tasks=(D, L, A, M), targets=("mongodb-geo", "mongodb-rate"), rule="auth_mongodb", params=frozen(),
+           analysis=("Application", "Authentication Issue"), parity="pods_normal", workload="hotel_short"),
+    Family(name="storage_user_unregistered", id_format="user_unregistered_mongodb-{task}-{n}", app=HOTEL,
+           mechanism="mongo_drop_user", tasks=(D, L, A, M), targets=("mongodb-geo", "mongodb-rate"),
+           rule="auth_mongodb", params=frozen(), analysis=APP_STORAGE, parity="pods_normal", workload="hotel"),
+    Family(name="misconfig_app", id_format="misconfig_app_hotel_res-{task}-{n}", app=HOTEL, mechanism="image",
+           tasks=(D, L, A, M), targets=("geo",), rule="go_service", params=frozen({"value": "yinfangchen/geo:app3"}),
+           analysis=APP_MISCONFIG, parity="wait_ready", workload="hotel"),
+    Family(name="scale_pod", id_format="scale_pod_zero_social_net-{task}-{n}", app=SOCIAL, mechanism="scale_zero",
+           tasks=(D, L, A, M), targets=("user-service",), rule="deployment", params=frozen(),
+           analysis=VIRT_OPERATION, parity="scale", workload="social"),
+    Family(name="assign_non_existent_node", id_format="assign_to_non_existent_node_social_net-{task}-{n}",
+           app=SOCIAL, mechanism="missing_node", tasks=(D, L, A, M), targets=("user-service",), rule="deployment",
+           params=frozen({"node": "extra-node"}), analysis=("Virtualization", "Dependency Problem"),
+           parity="assign_node", workload="social"),
     _chaos("container_kill", "container_kill", "pod_chaos", {"action": "container-kill", "duration": "200s"}, "geo",
            "hotel_burst", "container_kill-{task}"),
     _chaos("pod_failure", "pod_failure_hotel_res", "pod_chaos", {"action": "pod-failure", "duration": "100s"}),
@@ -98,12 +102,15 @@ FAMILIES: tuple[Family, ...] = (
     _noop(SOCIAL, "social"),
     _noop(ASTRO, None),
     *(_flag(stem, flag) for stem, flag, _, _ in FLAG_PROBLEMS),
-    Family("redeploy_without_pv", "redeploy_without_PV-{task}-{n}", HOTEL, "redeploy_without_pv", (D, A, M),
-           (None,), "none", frozen(), VIRT_OPERATION, "pods_normal", "hotel_short"),
-    Family("wrong_bin_usage", "wrong_bin_usage-{task}-{n}", HOTEL, "command", (D, L, A, M), ("profile",),
-           "go_service", frozen({"value": ["geo"]}), APP_STORAGE, "wrong_bin", "hotel"),
-    Family("flower_node_stop", "flower_node_stop-{task}", FLOWER, "container_stop", (D,), ("supernode-1",),
-           "fixed", backend=AIOPSLAB),
-    Family("flower_model_misconfig", "flower_model_misconfig-{task}", FLOWER, "model_misconfig", (D,),
-           ("clientapp-1",), "fixed", frozen({"file": "/app/.flwr/apps/*/task.py", "line": 24}), backend=AIOPSLAB),
+    Family(name="redeploy_without_pv", id_format="redeploy_without_PV-{task}-{n}", app=HOTEL,
+           mechanism="redeploy_without_pv", tasks=(D, A, M), targets=(None,), rule="none", params=frozen(),
+           analysis=VIRT_OPERATION, parity="pods_normal", workload="hotel_short"),
+    Family(name="wrong_bin_usage", id_format="wrong_bin_usage-{task}-{n}", app=HOTEL, mechanism="command",
+           tasks=(D, L, A, M), targets=("profile",), rule="go_service", params=frozen({"value": ["geo"]}),
+           analysis=APP_STORAGE, parity="wrong_bin", workload="hotel"),
+    Family(name="flower_node_stop", id_format="flower_node_stop-{task}", app=FLOWER, mechanism="container_stop",
+           tasks=(D,), targets=("supernode-1",), rule="fixed", backend=AIOPSLAB),
+    Family(name="flower_model_misconfig", id_format="flower_model_misconfig-{task}", app=FLOWER,
+           mechanism="model_misconfig", tasks=(D,), targets=("clientapp-1",), rule="fixed",
+           params=frozen({"file": "/app/.flwr/apps/*/task.py", "line": 24}), backend=AIOPSLAB),
 )

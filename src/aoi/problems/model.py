@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 TASK_TYPES = ("detection", "localization", "analysis", "mitigation")
 TWIN, AIOPSLAB = "twin", "aiopslab"
@@ -15,7 +15,7 @@ def frozen(mapping: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(mapping or {}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Workload:
     """A wrk2 run as AIOpsLab starts it: a Lua script aimed at one Service of the app."""
 
@@ -33,13 +33,13 @@ class Workload:
         """Return the URL wrk2 targets, given the Service's ClusterIP.
 
         Example:
-            >>> Workload("x.lua", "frontend", 5000, "", 10, 10).url("10.96.0.7")
+            >>> Workload(script="x.lua", service="frontend", port=5000, path="", rate=10, duration=10).url("10.96.0.7")
             'http://10.96.0.7:5000'
         """
         return f"http://{cluster_ip}:{self.port}{self.path}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Family:
     """One fault family: how its ids are named, which targets it accepts, what it injects and expects.
 
@@ -64,7 +64,7 @@ class Family:
     backend: str = TWIN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fault:
     """What to inject and what a fixed system looks like.
 
@@ -90,7 +90,7 @@ class Answers:
     fault_type: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Problem:
     """One problem id resolved to a concrete target: everything an episode needs to run and be judged."""
 

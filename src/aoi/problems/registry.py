@@ -83,9 +83,11 @@ def make(problem_id: str, target: str | None = None) -> Problem:
     if target is not None:
         _check_target(problem_id, family, target)
     chosen = default if target is None else target
-    return Problem(problem_id, task, family.app, build.namespace(family.app), family.name, chosen, family.backend,
-                   build.fault(family, chosen), build.answers(family, chosen), family.parity,
-                   WORKLOADS.get(family.workload) if family.workload else None, targets_of(family))
+    return Problem(id=problem_id, task_type=task, app=family.app, namespace=build.namespace(family.app),
+                   family=family.name, target=chosen, backend=family.backend, fault=build.fault(family, chosen),
+                   answers=build.answers(family, chosen), parity=family.parity,
+                   workload=WORKLOADS.get(family.workload) if family.workload else None,
+                   valid_targets=targets_of(family))
 
 
 def list_problems(task_type: str | None = None, app: str | None = None) -> list[Problem]:

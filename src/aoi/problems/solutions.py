@@ -60,10 +60,12 @@ def mitigation(problem: Problem, read: dict[str, str] | None = None) -> list[str
     fixes = {
         "target_port": lambda: [_patch("service", p.target, ns, [
             {"op": "replace", "path": "/spec/ports/0/targetPort", "value": e["original_target_port"]}])],
-        "scale_zero": lambda: [shell(f"kubectl scale deployment/{p.target} -n {ns} --replicas={e['original_replicas']}")],
+        "scale_zero": lambda: [shell(f"kubectl scale deployment/{p.target} -n {ns} "
+                                     f"--replicas={e['original_replicas']}")],
         "missing_node": lambda: [_patch("deployment", p.target, ns, [
             {"op": "remove", "path": "/spec/template/spec/nodeSelector"}])],
-        "image": lambda: [shell(f"kubectl set image deployment/{p.target} {e['container']}={e['original_image']} -n {ns}")],
+        "image": lambda: [shell(f"kubectl set image deployment/{p.target} {e['container']}={e['original_image']} "
+                                f"-n {ns}")],
         "command": lambda: [_patch("deployment", p.target, ns, [
             {"op": "replace", "path": "/spec/template/spec/containers/0/command", "value": e["original_command"]}])],
         "mongo_revoke": lambda: _mongo_fix(p, "/scripts/revoke-mitigate-admin-{x}-mongo.sh"),

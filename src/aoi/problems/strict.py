@@ -6,104 +6,125 @@ Each check returns what is still wrong, in words an operator (or an agent readin
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import yaml
 
-from aoi.problems.cluster import Cluster
+from aoi.kube import Kube
 from aoi.problems.model import Problem
+from aoi.problems.parity import all_ready
 
 STUCK = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull"})
 MONGO_USER = 'JSON.stringify(db.getUser("{user}"))'
 
 
-def health(cluster: Cluster, namespace: str) -> list[str]:
+def health(kube: Kube, namespace: str) -> list[str]:
     """Return what keeps a namespace from healthy: unready pods, stuck containers, short Deployments."""
-    pods, deployments = cluster.pods(namespace), cluster.deployments(namespace)
+    pods, deployments = kube.list("pods", namespace), kube.list("deployments", namespace)
     if not pods and not deployments:  # a deleted namespace lists empty: nothing runs, so nothing is healthy
         return [f"namespace {namespace} has no pods and no deployments (was it deleted?)"]
-    found = []
-    for pod in pods:
-        if pod.status.phase == "Succeeded" or pod.metadata.deletion_timestamp:  # done, or on its way out
-            continue
-        statuses = pod.status.container_statuses or []
-        stuck = [cs for cs in statuses if cs.state and cs.state.waiting and cs.state.waiting.reason in STUCK]
-        if stuck:
-            found += [f"pod {pod.metadata.name}: container {cs.name} is {cs.state.waiting.reason}" for cs in stuck]
-        elif not statuses or not all(cs.ready for cs in statuses):
-            found.append(f"pod {pod.metadata.name} is not Ready (phase {pod.status.phase})")
-    for dep in deployments:
-        want, have = dep.spec.replicas if dep.spec.replicas is not None else 1, dep.status.available_replicas or 0
-        if have != want:
-            found.append(f"deployment {dep.metadata.name} has {have}/{want} replicas available")
-    return found
+    return [why for pod in pods for why in _pod_health(pod)] + [
+        why for dep in deployments for why in _deployment_health(dep)]
 
 
-def pods_ready(cluster: Cluster, namespace: str, deployment: str, scheduled: bool = False) -> list[str]:
+def _pod_health(pod: dict) -> list[str]:
+    """Return what is wrong with one pod: stuck containers, else not Ready (nothing when done or going)."""
+    status, name = pod.get("status") or {}, pod["metadata"]["name"]
+    if status.get("phase") == "Succeeded" or pod["metadata"].get("deletionTimestamp"):  # done, or on its way out
+        return []
+    waits = [(cs["name"], ((cs.get("state") or {}).get("waiting") or {}).get("reason"))
+             for cs in status.get("containerStatuses") or []]
+    stuck = [f"pod {name}: container {box} is {reason}" for box, reason in waits if reason in STUCK]
+    return stuck or ([] if all_ready(pod) else [f"pod {name} is not Ready (phase {status.get('phase')})"])
+
+
+def _deployment_health(dep: dict) -> list[str]:
+    """Return what is wrong with one Deployment: fewer available replicas than it wants."""
+    replicas = dep["spec"].get("replicas")
+    want, have = replicas if replicas is not None else 1, (dep.get("status") or {}).get("availableReplicas") or 0
+    return [] if have == want else [f"deployment {dep['metadata']['name']} has {have}/{want} replicas available"]
+
+
+def pods_ready(kube: Kube, namespace: str, deployment: str, scheduled: bool = False) -> list[str]:
     """Return what keeps a Deployment's pods from being (scheduled and) Ready."""
-    pods = [p for p in cluster.deployment_pods(namespace, deployment) if not p.metadata.deletion_timestamp]
+    pods = [p for p in kube.pods_of("deployments", namespace, deployment) if not p["metadata"].get("deletionTimestamp")]
     if not pods:
         return [f"deployment {deployment} has no pods"]
-    found = [f"pod {p.metadata.name} is not scheduled on any node" for p in pods if scheduled and not p.spec.node_name]
-    return found + [f"pod {p.metadata.name} of {deployment} is not Ready" for p in pods
-                    if not (p.status.container_statuses and all(cs.ready for cs in p.status.container_statuses))]
+    found = [f"pod {p['metadata']['name']} is not scheduled on any node" for p in pods
+             if scheduled and not p["spec"].get("nodeName")]
+    return found + [f"pod {p['metadata']['name']} of {deployment} is not Ready" for p in pods if not all_ready(p)]
 
 
-def _container(cluster: Cluster, p: Problem):
+def _template(kube: Kube, p: Problem) -> dict:
+    """Return the pod template spec of the target Deployment."""
+    return kube.get("deployments", p.namespace, p.target)["spec"]["template"]["spec"]
+
+
+def _container(kube: Kube, p: Problem) -> dict:
     """Return the faulted container of the target Deployment (ValueError when it has none left)."""
-    boxes = cluster.deployment(p.namespace, p.target).spec.template.spec.containers or []
+    boxes = _template(kube, p).get("containers") or []
     if not boxes:
         raise ValueError(f"deployment {p.target} has no containers in its pod template")
-    return next((b for b in boxes if b.name == p.fault.expect["container"]), boxes[0])
+    return next((b for b in boxes if b["name"] == p.fault.expect["container"]), boxes[0])
 
 
-def target_port(cluster: Cluster, p: Problem) -> list[str]:
+def target_port(kube: Kube, p: Problem) -> list[str]:
     """Check every port of the Service reaches a port its pods listen on."""
-    svc = cluster.service(p.namespace, p.target)
-    pods = cluster.pods(p.namespace, svc.spec.selector or {})
+    svc = kube.get("services", p.namespace, p.target)["spec"]
+    pods = kube.list("pods", p.namespace, labels=svc.get("selector") or {})
     if not pods:
         return [f"service {p.target} selects no pods"]
-    boxes = [b for pod in pods for b in pod.spec.containers]
-    declared = {cp.container_port for b in boxes for cp in b.ports or []}
-    numbers = declared or {p.fault.expect["original_target_port"]}  # pods that declare no port: trust the catalog
-    names = {cp.name for b in boxes for cp in b.ports or [] if cp.name}
-    if not svc.spec.ports:
+    ports = [cp for pod in pods for b in pod["spec"]["containers"] for cp in b.get("ports") or []]
+    numbers = {cp.get("containerPort") for cp in ports} or {p.fault.expect["original_target_port"]}  # none declared
+    names = {cp["name"] for cp in ports if cp.get("name")}
+    if not svc.get("ports"):
         return [f"service {p.target} has no ports"]
-    return [f"service {p.target} port {sp.port} targets {sp.target_port!r}, but its pods listen on {sorted(numbers)}"
-            for sp in svc.spec.ports if sp.target_port not in numbers and sp.target_port not in names
-            and not (isinstance(sp.target_port, str) and sp.target_port.isdigit() and int(sp.target_port) in numbers)]
+    return [f"service {p.target} port {sp.get('port')} targets {sp.get('targetPort')!r}, but its pods listen on "
+            f"{sorted(numbers)}" for sp in svc["ports"] if not _reaches(sp.get("targetPort"), numbers, names)]
 
 
-def scale_zero(cluster: Cluster, p: Problem) -> list[str]:
+def _reaches(target, numbers: set, names: set) -> bool:
+    """Tell whether a Service port's targetPort names or numbers a port the pods declare.
+
+    Example:
+        >>> _reaches("9090", {9090}, set()), _reaches("http", {80}, {"http"}), _reaches(9999, {9090}, set())
+        (True, True, False)
+    """
+    return target in numbers or target in names or (isinstance(target, str) and target.isdigit()
+                                                    and int(target) in numbers)
+
+
+def scale_zero(kube: Kube, p: Problem) -> list[str]:
     """Check the Deployment is scaled back up and its pods are Ready."""
-    want, have = p.fault.expect["original_replicas"], cluster.deployment(p.namespace, p.target).spec.replicas or 0
+    want = p.fault.expect["original_replicas"]
+    have = kube.get("deployments", p.namespace, p.target)["spec"].get("replicas") or 0
     if have < want:
         return [f"deployment {p.target} has {have} replicas, expected at least {want}"]
-    return pods_ready(cluster, p.namespace, p.target)
+    return pods_ready(kube, p.namespace, p.target)
 
 
-def missing_node(cluster: Cluster, p: Problem) -> list[str]:
+def missing_node(kube: Kube, p: Problem) -> list[str]:
     """Check the injected nodeSelector is gone and the pods are scheduled and Ready."""
-    selector = cluster.deployment(p.namespace, p.target).spec.template.spec.node_selector or {}
+    selector = _template(kube, p).get("nodeSelector") or {}
     if selector != dict(p.fault.expect["original_node_selector"]):
         return [f"deployment {p.target} still has nodeSelector {selector}"]
-    return pods_ready(cluster, p.namespace, p.target, scheduled=True)
+    return pods_ready(kube, p.namespace, p.target, scheduled=True)
 
 
-def image(cluster: Cluster, p: Problem) -> list[str]:
+def image(kube: Kube, p: Problem) -> list[str]:
     """Check the container image is the original one and the pods are Ready."""
-    box, want = _container(cluster, p), p.fault.expect["original_image"]
-    if box.image != want:
-        return [f"container {box.name} of deployment {p.target} runs image {box.image}, expected {want}"]
-    return pods_ready(cluster, p.namespace, p.target)
+    box, want = _container(kube, p), p.fault.expect["original_image"]
+    if box.get("image") != want:
+        return [f"container {box['name']} of deployment {p.target} runs image {box.get('image')}, expected {want}"]
+    return pods_ready(kube, p.namespace, p.target)
 
 
-def command(cluster: Cluster, p: Problem) -> list[str]:
+def command(kube: Kube, p: Problem) -> list[str]:
     """Check the container command is the original one and the pods are Ready."""
-    box, want = _container(cluster, p), list(p.fault.expect["original_command"])
-    if list(box.command or []) != want:
-        return [f"container {box.name} of deployment {p.target} runs {box.command}, expected {want}"]
-    return pods_ready(cluster, p.namespace, p.target)
+    box, want = _container(kube, p), list(p.fault.expect["original_command"])
+    if list(box.get("command") or []) != want:
+        return [f"container {box['name']} of deployment {p.target} runs {box.get('command')}, expected {want}"]
+    return pods_ready(kube, p.namespace, p.target)
 
 
 def mongo_user(output: str) -> dict | None:
@@ -125,16 +146,18 @@ def mongo_user(output: str) -> dict | None:
     raise ValueError(f"no user document in the mongo output: {output.strip()[:200]!r}")
 
 
-def mongo_role(cluster: Cluster, p: Problem) -> list[str]:
+def mongo_role(kube: Kube, p: Problem) -> list[str]:
     """Check, from inside the MongoDB pod, that the app's user exists with its role on its database."""
     user, db, role = (p.fault.expect[k] for k in ("user", "db", "role"))
-    pods = [pod for pod in cluster.deployment_pods(p.namespace, p.target) if pod.status.phase == "Running"]
+    pods = [pod for pod in kube.pods_of("deployments", p.namespace, p.target)
+            if (pod.get("status") or {}).get("phase") == "Running"]
     if not pods:
         return [f"{p.target} has no running pod to ask for user {user}"]
     argv = ["mongo", "admin", "-u", "root", "-p", "root", "--authenticationDatabase", "admin", "--quiet", "--eval",
             MONGO_USER.format(user=user)]
     try:
-        doc = mongo_user(cluster.exec(p.namespace, pods[0].metadata.name, p.fault.expect["container"], argv))
+        _, out, err = kube.exec(p.namespace, pods[0]["metadata"]["name"], p.fault.expect["container"], argv)
+        doc = mongo_user(out + err)
     except Exception as exc:  # any failure to read the user means we cannot say it is restored
         return [f"could not read user {user} from {p.target}: {exc}"]
     if doc is None:
@@ -144,10 +167,10 @@ def mongo_role(cluster: Cluster, p: Problem) -> list[str]:
     return []
 
 
-def _config_text(cluster: Cluster, p: Problem) -> str:
+def _config_text(kube: Kube, p: Problem) -> str:
     """Return the faulted file from its ConfigMap (ValueError naming the key when it is gone)."""
     name, key = p.fault.expect["configmap"], p.fault.expect["key"]
-    text = (cluster.config_map(p.namespace, name).data or {}).get(key)
+    text = (kube.get("configmaps", p.namespace, name).get("data") or {}).get(key)
     if text is None:
         raise ValueError(f"ConfigMap {name} has no key {key}")
     return text
@@ -162,17 +185,17 @@ def _mapping(doc, what: str) -> dict:
     return doc
 
 
-def mongo_tls(cluster: Cluster, p: Problem) -> list[str]:
+def mongo_tls(kube: Kube, p: Problem) -> list[str]:
     """Check mongod no longer requires TLS and the MongoDB's clients are Ready."""
     expect = p.fault.expect
     try:
-        conf = _mapping(yaml.safe_load(_config_text(cluster, p)), "mongod.conf")
+        conf = _mapping(yaml.safe_load(_config_text(kube, p)), "mongod.conf")
         tls = _mapping(_mapping(conf.get("net"), "net of mongod.conf").get("tls"), "net.tls of mongod.conf")
     except (yaml.YAMLError, ValueError) as exc:  # mongod refuses such a file: it cannot be what restored the MongoDB
         return [f"mongod.conf of {p.target} is unusable: {one_line(exc)}"]
     mode = tls.get("mode")
     found = [f"{p.target} still has net.tls.mode {mode} in its mongod.conf"] if mode == expect["mode"] else []
-    return found + [why for dep in expect["dependents"] for why in pods_ready(cluster, p.namespace, dep)]
+    return found + [why for dep in expect["dependents"] for why in pods_ready(kube, p.namespace, dep)]
 
 
 def one_line(exc: Exception) -> str:
@@ -185,11 +208,11 @@ def one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def flagd_flag(cluster: Cluster, p: Problem) -> list[str]:
+def flagd_flag(kube: Kube, p: Problem) -> list[str]:
     """Check the flag's defaultVariant is back to "off"."""
     expect = p.fault.expect
     try:
-        doc = _mapping(json.loads(_config_text(cluster, p)), expect["key"])
+        doc = _mapping(json.loads(_config_text(kube, p)), expect["key"])
     except ValueError as exc:  # JSONDecodeError is one: flagd would refuse the file
         return [f"{expect['key']} in ConfigMap {expect['configmap']} is unusable: {one_line(exc)}"]
     flag = _mapping(_mapping(doc.get("flags"), "flags").get(expect["flag"]), f"flag {expect['flag']}")
@@ -197,14 +220,15 @@ def flagd_flag(cluster: Cluster, p: Problem) -> list[str]:
     return [] if variant == "off" else [f"flag {expect['flag']} is still {variant!r} in {expect['configmap']}"]
 
 
-def redeploy_without_pv(cluster: Cluster, p: Problem) -> list[str]:
+def redeploy_without_pv(kube: Kube, p: Problem) -> list[str]:
     """Check every PersistentVolumeClaim is Bound and every MongoDB is Ready."""
-    found = [f"PersistentVolumeClaim {c.metadata.name} is {c.status.phase}" for c in cluster.claims(p.namespace)
-             if c.status.phase != "Bound"]
-    return found + [why for store in p.fault.expect["stores"] for why in pods_ready(cluster, p.namespace, store)]
+    phases = {c["metadata"]["name"]: (c.get("status") or {}).get("phase")
+              for c in kube.list("persistentvolumeclaims", p.namespace)}
+    found = [f"PersistentVolumeClaim {name} is {phase}" for name, phase in phases.items() if phase != "Bound"]
+    return found + [why for store in p.fault.expect["stores"] for why in pods_ready(kube, p.namespace, store)]
 
 
-RESTORED: dict[str, Callable[[Cluster, Problem], list[str]]] = {
+RESTORED: dict[str, Callable[[Kube, Problem], list[str]]] = {
     "target_port": target_port, "scale_zero": scale_zero, "missing_node": missing_node, "image": image,
     "command": command, "mongo_revoke": mongo_role, "mongo_drop_user": mongo_role, "mongo_tls": mongo_tls,
     "flagd_flag": flagd_flag, "redeploy_without_pv": redeploy_without_pv,

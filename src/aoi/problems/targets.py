@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from aoi.apps.catalog import App, load_app
 
