@@ -31,7 +31,7 @@ def _split(script: str, i: int, delim: str, count: int) -> tuple[list[str], int]
     parts, cur = [], []
     while len(parts) < count:
         if i >= len(script):
-            raise Usage("-e expression #1, char %d: unterminated `s' command" % i, hint=False)
+            raise Usage(f"-e expression #1, char {i}: unterminated `s' command", hint=False)
         c = script[i]
         if c == "\\" and script[i + 1:i + 2] == delim:
             cur.append(delim)

@@ -255,7 +255,7 @@ def b_command(sh, argv, io) -> int:
             where = describe(sh, name)
             status |= where is None
             if where is not None:
-                io.out += f"{name if where.endswith('builtin') or where.endswith('function') else where}\n".encode()
+                io.out += f"{name if where.endswith(('builtin', 'function')) else where}\n".encode()
         return status
     return sh.invoke(argv[1:], {}, io) if len(argv) > 1 else 0
 

@@ -44,7 +44,8 @@ class Connection(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Answer a request the HTTP layer could not parse with a Status, and close the connection."""
         self.close_connection = True
-        reason = {400: "BadRequest", 414: "RequestURITooLong", 431: "RequestHeaderFieldsTooLarge"}.get(code, "BadRequest")
+        reasons = {400: "BadRequest", 414: "RequestURITooLong", 431: "RequestHeaderFieldsTooLarge"}
+        reason = reasons.get(code, "BadRequest")
         self.send_reply(Reply(code, *ApiError(code, reason, message or self.responses.get(code, ("",))[0]).body()))
 
     def declares_body(self) -> bool:

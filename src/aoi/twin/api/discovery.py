@@ -142,7 +142,10 @@ def non_resource(path: str, accept: str) -> Reply | None:
     if joined in ("healthz", "livez", "readyz"):
         return Reply(200, b"ok", "text/plain")
     if len(segments) in (2, 3) and segments[0] in ("api", "apis"):
-        group, version = ("", segments[1]) if segments[0] == "api" else (segments[1], segments[2] if len(segments) > 2 else "")
+        if segments[0] == "api":
+            group, version = "", segments[1]
+        else:
+            group, version = segments[1], segments[2] if len(segments) > 2 else ""
         doc = resource_list(group, version)
         return ok(doc) if doc else None
     if joined == "openapi/v3":

@@ -27,7 +27,8 @@ TYPES = ("application/json", "application/yaml", "application/merge-patch+json",
 QUERIES = ("watch=true&timeoutSeconds=abc", "watch=1&timeoutSeconds=-5", "watch=true&timeoutSeconds=0",
            "timeoutSeconds=1e99", "limit=-1", "limit=abc", "labelSelector=%%%", "labelSelector=a%20in%20(",
            "fieldSelector=spec.x==", "dryRun=All", "dryRun=bogus", "gracePeriodSeconds=x",
-           "tailLines=x", "sinceSeconds=-1", "limitBytes=x", "container=nope", "resourceVersion=x&watch=true&timeoutSeconds=1",
+           "tailLines=x", "sinceSeconds=-1", "limitBytes=x", "container=nope",
+           "resourceVersion=x&watch=true&timeoutSeconds=1",
            "includeObject=Bogus", "pretty=maybe", "propagationPolicy=Sideways", "%zz=%zz", "a=" + "b" * 3000)
 
 

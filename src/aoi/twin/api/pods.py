@@ -22,7 +22,8 @@ def pick_container(pod: dict, requested: str) -> str:
         return default
     if len(containers) == 1:
         return containers[0]
-    msg = f"a container name must be specified for pod {pod['metadata']['name']}, choose one of: [{' '.join(containers)}]"
+    msg = (f"a container name must be specified for pod {pod['metadata']['name']}, "
+           f"choose one of: [{' '.join(containers)}]")
     if inits:
         msg += f" or one of the init containers: [{' '.join(inits)}]"
     raise errors.bad_request(msg)

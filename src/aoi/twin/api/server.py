@@ -90,7 +90,8 @@ class Handler(Connection):
         headers = {k.lower(): v for k, v in self.headers.items()}
         route = routes.parse(self.path)
         if route is None:
-            reply = discovery.non_resource(self.path, headers.get("accept") or "") if method in ("GET", "HEAD") else None
+            accept = headers.get("accept") or ""
+            reply = discovery.non_resource(self.path, accept) if method in ("GET", "HEAD") else None
             if reply is None:
                 raise ApiError(404, "NotFound", routes.NOT_FOUND) if method in ("GET", "HEAD") else not_allowed()
             return self.send_reply(reply)

@@ -110,7 +110,8 @@ def mongod(behaviour, pod, container, app, proc) -> Boot:
     lines, end = _lines(behaviour, pod, container, app, proc.program)
     if mode == "requireTLS" and _file(behaviour, pod, container, "/etc/tls/tls.pem") is None:
         t = behaviour.twin.clock.now() + end
-        msg = "Cannot read certificate file: /etc/tls/tls.pem error:02001002:system library:fopen:No such file or directory"
+        msg = ("Cannot read certificate file: /etc/tls/tls.pem "
+               "error:02001002:system library:fopen:No such file or directory")
         return Boot(lines=lines + [(end, format_line("mongo-json", t, "E", "NETWORK", msg))], exit_after=end + 0.1,
                     exit_code=1)
     server = MongoServer(volume, "--auth" in args, mode)
@@ -153,7 +154,8 @@ def mongo_index_problem(behaviour, ns: str, store: str) -> str:
     """Return why createIndexes against a store fails ("" when it works)."""
     reach = connect(behaviour.twin, behaviour, ns, store, 27017)
     if not reach.ok:
-        return f"No suitable servers found: `serverSelectionTimeoutMS` expired: [connection refused calling ismaster on '{store}:27017']"
+        return ("No suitable servers found: `serverSelectionTimeoutMS` expired: "
+                f"[connection refused calling ismaster on '{store}:27017']")
     server = behaviour.twin.extensions.mongo.server(reach.pod)
     if server and server.tls_mode == "requireTLS":
         return (f"No suitable servers found (`serverSelectionTryOnce` set): [connection closed calling ismaster on "

@@ -96,16 +96,20 @@ def _container_metrics(series: Series, usage, pod: dict, spec: dict, counter: Cp
     start = counter.started
     periods = (t - start) / 0.1 if limit else 0.0
     throttled = max(cpu_now - limit, 0.0) / max(limit, 1e-9) * periods if limit else 0.0
-    for metric, value in (("container_cpu_usage_seconds_total", total), ("container_cpu_user_seconds_total", total * 0.72),
+    limits = resources.get("limits") or {}
+    for metric, value in (("container_cpu_usage_seconds_total", total),
+                          ("container_cpu_user_seconds_total", total * 0.72),
                           ("container_cpu_system_seconds_total", total * 0.28),
                           ("container_cpu_cfs_throttled_seconds_total", throttled * 0.1),
                           ("container_cpu_cfs_throttled_periods_total", throttled),
                           ("container_cpu_cfs_periods_total", periods), ("container_cpu_load_average_10s", 0.0),
-                          ("container_memory_usage_bytes", memory * 1.12), ("container_memory_working_set_bytes", memory),
+                          ("container_memory_usage_bytes", memory * 1.12),
+                          ("container_memory_working_set_bytes", memory),
                           ("container_memory_rss", memory * 0.78), ("container_memory_cache", memory * 0.12),
                           ("container_memory_mapped_file", memory * 0.02), ("container_spec_cpu_period", 100000.0),
-                          ("container_spec_cpu_quota", limit * 100000), ("container_spec_cpu_shares", max(request * 1024, 2)),
-                          ("container_spec_memory_limit_bytes", quantity((resources.get("limits") or {}).get("memory"))),
+                          ("container_spec_cpu_quota", limit * 100000),
+                          ("container_spec_cpu_shares", max(request * 1024, 2)),
+                          ("container_spec_memory_limit_bytes", quantity(limits.get("memory"))),
                           ("container_threads", 8 + fnv32a(f"{pod_name}/{name}".encode()) % 24)):
         series.add(metric, t, pod_name, value)
 

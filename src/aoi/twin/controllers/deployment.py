@@ -87,7 +87,8 @@ class DeploymentController(Controller):
         tmpl.setdefault("metadata", {}).setdefault("labels", {})[HASH] = h
         selector = copy.deepcopy(d["spec"]["selector"])
         selector.setdefault("matchLabels", {})[HASH] = h
-        replicas = d["spec"].get("replicas", 1) if first or d["spec"].get("strategy", {}).get("type") != "Recreate" else 0
+        recreate = d["spec"].get("strategy", {}).get("type") == "Recreate"
+        replicas = d["spec"].get("replicas", 1) if first or not recreate else 0
         annotations = {"deployment.kubernetes.io/desired-replicas": str(d["spec"].get("replicas", 1)),
                        "deployment.kubernetes.io/max-replicas": str(self._max_total(d)), REVISION: str(rev)}
         rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
@@ -97,7 +98,8 @@ class DeploymentController(Controller):
               "spec": {"replicas": 0, "minReadySeconds": d["spec"].get("minReadySeconds", 0),
                        "selector": selector, "template": tmpl}}
         stored = operations.create(twin, twin.resource("replicasets"), d["metadata"]["namespace"], rs)
-        self._set_progress(d, "True", "NewReplicaSetCreated", f'Created new replica set "{rs["metadata"]["name"]}"', twin)
+        created = f'Created new replica set "{rs["metadata"]["name"]}"'
+        self._set_progress(d, "True", "NewReplicaSetCreated", created, twin)
         if replicas:
             self._scale(twin, d, stored, min(replicas, self._room(d, [stored]) if not first else replicas))
         return stored
@@ -201,7 +203,8 @@ class DeploymentController(Controller):
         complete = updated == desired == available == total and new["spec"].get("replicas") == desired
         progressing = next((c for c in d["status"].get("conditions", []) if c["type"] == "Progressing"), None)
         if complete:
-            self._set_progress(d, "True", "NewReplicaSetAvailable", f'ReplicaSet "{name}" has successfully progressed.', twin)
+            done = f'ReplicaSet "{name}" has successfully progressed.'
+            self._set_progress(d, "True", "NewReplicaSetAvailable", done, twin)
         elif progressing and progressing.get("reason") != "ProgressDeadlineExceeded":
             self._check_deadline(twin, d, progressing, name)
 
@@ -213,7 +216,8 @@ class DeploymentController(Controller):
             self._set_progress(d, "True", "ReplicaSetUpdated", f'ReplicaSet "{name}" is progressing.', twin)
             since = twin.clock.now()
         if twin.clock.now() - since >= deadline:
-            self._set_progress(d, "False", "ProgressDeadlineExceeded", f'ReplicaSet "{name}" has timed out progressing.', twin)
+            late = f'ReplicaSet "{name}" has timed out progressing.'
+            self._set_progress(d, "False", "ProgressDeadlineExceeded", late, twin)
         else:
             twin.schedule(since + deadline - twin.clock.now(), self.name,
                           (d["metadata"]["namespace"], d["metadata"]["name"]))

@@ -7,7 +7,7 @@ from aoi.twin.core import operations
 
 OWNER_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "Service")
 DEPENDENT_RESOURCES = ("replicasets", "pods", "endpointslices", "controllerrevisions", "jobs")
-ROOT_CA = "-----BEGIN CERTIFICATE-----\nMIIBdzCCAR2gAwIBAgIBADAKBggqhkjOPQQDAjAVMRMwEQYDVQQDEwprdWJlcm5l\ndGVzMB4XDTI1MDEwMTAwMDAwMFoXDTM1MDEwMTAwMDAwMFowFTETMBEGA1UEAxMK\na3ViZXJuZXRlczBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABP1sbXsimulated\n-----END CERTIFICATE-----\n"
+ROOT_CA = "-----BEGIN CERTIFICATE-----\nMIIBdzCCAR2gAwIBAgIBADAKBggqhkjOPQQDAjAVMRMwEQYDVQQDEwprdWJlcm5l\ndGVzMB4XDTI1MDEwMTAwMDAwMFoXDTM1MDEwMTAwMDAwMFowFTETMBEGA1UEAxMK\na3ViZXJuZXRlczBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABP1sbXsimulated\n-----END CERTIFICATE-----\n"  # noqa: E501 (data)
 
 
 class GarbageCollector(Controller):

@@ -89,7 +89,8 @@ def _replicaset(obj: dict) -> None:
 def _job(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
     for key, value in (("backoffLimit", 6), ("completions", 1), ("parallelism", 1),
-                       ("completionMode", "NonIndexed"), ("suspend", False), ("podReplacementPolicy", "TerminatingOrFailed")):
+                       ("completionMode", "NonIndexed"), ("suspend", False),
+                       ("podReplacementPolicy", "TerminatingOrFailed")):
         spec.setdefault(key, value)
     _template(obj)
 
@@ -231,7 +232,8 @@ def _immutable_causes(obj: dict, old: dict | None) -> list[tuple[str, str]]:
     if old is None:
         return []
     kind, spec, old_spec = obj["kind"], obj.get("spec") or {}, old.get("spec") or {}
-    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and spec.get("selector") != old_spec.get("selector"):
+    workload = kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+    if workload and spec.get("selector") != old_spec.get("selector"):
         return [("spec.selector", f"Invalid value: {spec.get('selector')}: field is immutable")]
     if kind == "Service" and old_spec.get("clusterIP") and spec.get("clusterIP") not in (None, old_spec["clusterIP"]):
         return [("spec.clusterIPs[0]", f'Invalid value: "{spec.get("clusterIP")}": may not change once set')]

@@ -25,7 +25,8 @@ def _check_namespace(twin: TwinView, res: Resource, namespace: str) -> None:
     if ns["metadata"].get("deletionTimestamp"):
         raise ApiError(403, "Forbidden", f'{res.key} "" is forbidden: unable to create new content in namespace '
                                          f"{namespace} because it is being terminated",
-                       {"kind": res.plural, "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace"}]})
+                       {"kind": res.plural,
+                        "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace"}]})
 
 
 def _prepare_service(twin: TwinView, obj: dict, old: dict | None) -> None:
@@ -68,7 +69,8 @@ def create(twin: TwinView, res: Resource, namespace: str, body: dict, dry_run: b
     meta = obj.setdefault("metadata", {})
     if res.namespaced:
         if meta.get("namespace") and namespace and meta["namespace"] != namespace:
-            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
+                                     "request")
         meta["namespace"] = namespace or meta.get("namespace") or "default"
         _check_namespace(twin, res, meta["namespace"])
     if not meta.get("name") and meta.get("generateName"):

@@ -66,7 +66,8 @@ class Store:
         table = self._objects.get(res)
         return table.objects.get((namespace if res.namespaced else "", name)) if table is not None else None
 
-    def list(self, res: Resource, namespace: str | None = None, match: Callable[[dict], bool] | None = None) -> list[dict]:
+    def list(self, res: Resource, namespace: str | None = None,
+             match: Callable[[dict], bool] | None = None) -> list[dict]:
         """Return objects of a resource (one namespace or all), sorted by namespace and name."""
         table = self._objects.get(res)
         if table is None:

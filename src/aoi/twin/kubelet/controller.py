@@ -118,7 +118,8 @@ class Kubelet(Controller):
             return
         node = twin.get("nodes", "", pod["spec"]["nodeName"])
         host_ip = node_ip(node)
-        run.ip = host_ip if pod["spec"].get("hostNetwork") else twin.ids.pod_ip(node["spec"].get("podCIDR", "10.244.0.0/24"))
+        cidr = node["spec"].get("podCIDR", "10.244.0.0/24")
+        run.ip = host_ip if pod["spec"].get("hostNetwork") else twin.ids.pod_ip(cidr)
         for c in pod["spec"].get("initContainers") or []:
             run.containers[c["name"]] = CState(c["name"], init=True, image=c.get("image", ""))
         for c in pod["spec"].get("containers") or []:
@@ -153,7 +154,8 @@ class Kubelet(Controller):
         node = pod["spec"]["nodeName"]
         present = spec["image"] in self.images.setdefault(node, set())
         if present and spec.get("imagePullPolicy") != "Always":
-            self._event(twin, pod, c, "Normal", "Pulled", f'Container image "{spec["image"]}" already present on machine')
+            present = f'Container image "{spec["image"]}" already present on machine'
+            self._event(twin, pod, c, "Normal", "Pulled", present)
             self._start(twin, pod, run, c, spec, now)
             return
         self._event(twin, pod, c, "Normal", "Pulling", f'Pulling image "{spec["image"]}"')
@@ -172,7 +174,8 @@ class Kubelet(Controller):
             return
         ref = normalize_ref(image)
         self._event(twin, pod, c, "Warning", "Failed", f'Failed to pull image "{image}": rpc error: code = NotFound '
-                    f'desc = failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": {ref}: not found')
+                    f'desc = failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": '
+                    f'{ref}: not found')
         self._event(twin, pod, c, "Warning", "Failed", "Error: ErrImagePull")
         c.phase, c.reason, c.message = "pullfailed", "ErrImagePull", f'failed to pull and unpack image "{ref}"'
         c.pull_backoff = min(max(c.pull_backoff * 2, 10.0), MAX_BACKOFF)

@@ -186,7 +186,7 @@ def getent(twin, argv, ctx):
         return out("", f"Unknown database: {database}\n", 1)
     if not keys:
         lines = ctx.files.get("/etc/hosts", b"").decode().splitlines()
-        return out("".join(f"{w[0]:<15} {' '.join(w[1:])}\n" for w in (l.split() for l in lines)
+        return out("".join(f"{w[0]:<15} {' '.join(w[1:])}\n" for w in (line.split() for line in lines)
                            if w and not w[0].startswith("#")))
     found, code = [], 0
     for key in keys:

@@ -69,7 +69,7 @@ def scalar(x, quote=json.dumps) -> str | None:
         return "null"
     if x is UNDEFINED:
         return "undefined"
-    if isinstance(x, bool) or isinstance(x, (int, float)):
+    if isinstance(x, (bool, int, float)):
         return number(x)
     if isinstance(x, str):
         return quote(x)
