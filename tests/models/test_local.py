@@ -137,9 +137,11 @@ def test_progress_line_on_stderr_only_when_asked(tiny, capsys):
     assert "probe thinking…" in capsys.readouterr().err
 
 
-def test_local_specs_take_device_and_constraint_parts():
-    model = load_model("local:tiny+constrained=off+device=auto").inner
+def test_local_specs_take_device_constraint_and_cap_parts():
+    model = load_model("local:tiny+constrained=off+device=auto", max_tokens=1024).inner
     assert not model.constrained and model.device == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert model.max_new_tokens == 256  # the run config's max_tokens is a ceiling, not the local cap
+    assert load_model("local:tiny+max_new_tokens=512", max_tokens=1024).inner.max_new_tokens == 512
     with pytest.raises(ValueError, match=r"unknown part 'colour=red'.*\+adapter=<dir>"):
         load_model("local:tiny+colour=red")
 

@@ -61,13 +61,26 @@ def base_identity(base: str) -> dict:
         return {"name": "tiny", "sha256": _tiny_sha256()}
     if base == "smollm2":
         return {"name": "smollm2", "sha256": file_sha256(smollm2_path())}
-    path = Path(base)
-    _source(path)  # the same clear error as load_base for a path that holds no model
+    path = check_base(base)
     files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.name.endswith(WEIGHT_SUFFIXES))
     digest = hashlib.sha256()
     for file in files:
         digest.update(f"{file.name}\0{file_sha256(file)}\0".encode())
     return {"name": str(path.resolve()), "sha256": digest.hexdigest()}
+
+
+def check_base(base: str) -> Path:
+    """Return a base's path, or raise the error load_base would (cheaply: nothing is loaded).
+
+    Example:
+        >>> check_base("/nowhere")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        aoi.models.base.ModelError: no local model at /nowhere: give 'tiny', 'smollm2', a directory ...
+    """
+    path = smollm2_path() if base == "smollm2" else Path(base)
+    if base not in ("tiny", "smollm2"):
+        _source(path)
+    return path
 
 
 def smollm2_path() -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from aoi.models.base import Completion, Message, ModelError
-from aoi.models.bases import base_identity, load_base, smollm2_path  # noqa: F401  (smollm2_path: old import path)
+from aoi.models.bases import base_identity, check_base, load_base, smollm2_path  # noqa: F401  (smollm2_path: old path)
 from aoi.models.constrained import JsonScanner, schema_for, schema_processor
 
 DEFAULT_MAX_NEW_TOKENS = 256
@@ -49,8 +49,9 @@ class LocalModel:
         """
         self.base, self.adapter = str(base), Path(adapter) if adapter else None
         self.device = _device(device)
+        check_base(self.base)  # the commoner mistakes first, before the heavy load
         if self.adapter is not None:
-            check_adapter(self.adapter, self.base)  # before the heavy load: the commoner mistake
+            check_adapter(self.adapter, self.base)
         model, self.tokenizer = load_base(self.base, self.device)
         self.model = _with_adapter(model, self.adapter)
         self.name = f"local:{_short(self.base)}" + (f"+{self.adapter.name}" if self.adapter else "")

@@ -71,26 +71,31 @@ def _ollama(model: str, options: dict) -> Model:
 
 
 def _local(rest: str, options: dict) -> Model:
-    """Build a local model: `<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>]`."""
-    from aoi.models.local import LocalModel
+    """Build a local model: `<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>]
+    [+max_new_tokens=<n>]`; the run config's max_tokens (1024 by default) is a ceiling over the local cap (256)."""
+    from aoi.models.local import DEFAULT_MAX_NEW_TOKENS, LocalModel
 
     base, *extras = LOCAL_PARTS.split(rest)
+    parsed = _local_extras(extras, rest)
     options = _without(options, {"base_url", "api_key", "timeout"})
-    if "max_tokens" in options:
-        options["max_new_tokens"] = options.pop("max_tokens")
-    return LocalModel(base, **(options | _local_extras(extras, rest)))
+    cap, ceiling = parsed.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS), options.pop("max_tokens", None)
+    return LocalModel(base, **(options | parsed), max_new_tokens=min(cap, ceiling or cap))
 
 
 def _local_extras(extras: list[str], rest: str) -> dict:
     """Parse the `+name=value` parts of a local spec."""
-    parsed = {}
+    parsed: dict = {}
     for extra in extras:
         name, _, value = extra.partition("=")
-        if name not in ("adapter", "device", "constrained") or not value:
+        if name not in LOCAL_OPTIONS or not value or (name == "max_new_tokens" and not value.isdigit()):
             raise ValueError(f"unknown part {extra!r} in local:{rest}; use local:<tiny|smollm2|dir>"
-                             "[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>]")
-        parsed[name] = value not in ("off", "0", "false", "no") if name == "constrained" else value
+                             "[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>][+max_new_tokens=<n>]")
+        parsed[name] = LOCAL_OPTIONS[name](value)
     return parsed
+
+
+LOCAL_OPTIONS = {"adapter": str, "device": str, "max_new_tokens": int,
+                 "constrained": lambda value: value not in ("off", "0", "false", "no")}
 
 
 def _replay(path: str, options: dict) -> Model:
