@@ -344,8 +344,8 @@ def test_hotel_reservation_matches_aiopslab():
         assert pvc["spec"]["storageClassName"] == pv["spec"]["storageClassName"] == f"{x}-storage"
 
 
-SCRIPT_LINE = re.compile(r"""^(#.*|[A-Z_]+="[^"]*"|echo "[^"]*"|mongo admin( -u \$\w+ -p \$\w+ --authenticationDatabase"""
-                         r""" admin| --quiet)? --eval "[^"\n]*")$""")
+SCRIPT_LINE = re.compile(r"""^(#.*|[A-Z_]+="[^"]*"|echo "[^"]*"|mongo admin( -u \$\w+ -p \$\w+"""
+                         r""" --authenticationDatabase admin| --quiet)? --eval "[^"\n]*")$""")
 
 
 def test_hotel_mongo_scripts():
@@ -392,7 +392,8 @@ def test_social_network_matches_aiopslab():
     (c,) = usm["spec"]["template"]["spec"]["containers"]
     assert c["args"] == ["--config", "/social-network-microservices/config/mongod.conf"]
     assert {"name": "tls-cert", "mountPath": "/etc/tls", "readOnly": True} in c["volumeMounts"]
-    conf = yaml.safe_load(find(objects, "ConfigMap", "url-shorten-mongodb", "test-social-network")["data"]["mongod.conf"])
+    config_map = find(objects, "ConfigMap", "url-shorten-mongodb", "test-social-network")
+    conf = yaml.safe_load(config_map["data"]["mongod.conf"])
     assert conf["net"]["tls"]["mode"] == "disabled"
     tls = find(objects, "Secret", "mongodb-tls", "test-social-network")
     assert tls["type"] == "Opaque" and set(tls["data"]) == {"tls.pem", "ca.crt"}
@@ -416,8 +417,8 @@ def test_astronomy_shop_flags_and_wiring():
             "recommendation", "shipping", "flagd", "valkey-cart", "jaeger", "otel-collector", "prometheus", "grafana",
             "opensearch"} == names
     assert find(objects, "StatefulSet", "opensearch", "astronomy-shop")
-    env = {e["name"]: e.get("value") for e in
-           find(objects, "Deployment", "checkout", "astronomy-shop")["spec"]["template"]["spec"]["containers"][0]["env"]}
+    checkout = find(objects, "Deployment", "checkout", "astronomy-shop")
+    env = {e["name"]: e.get("value") for e in checkout["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["CART_ADDR"] == "cart:8080" and env["KAFKA_ADDR"] == "kafka:9092" and env["FLAGD_HOST"] == "flagd"
     for o in objects:
         if o["kind"] in WORKLOADS:

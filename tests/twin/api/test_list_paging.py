@@ -72,7 +72,8 @@ def test_pages_return_every_object_exactly_once_in_order(served):
     every = [n for page in chunks for n in names(page)]
     assert every == sorted(every) and every == names(get(served, "/api/v1/namespaces/bulk/configmaps"))
     assert len(chunks) == 6 and [len(names(p)) for p in chunks] == [100] * 5 + [MANY + 1 - 500]  # + kube-root-ca.crt
-    assert [p["metadata"].get("remainingItemCount") for p in chunks] == [MANY + 1 - 100 * k for k in range(1, 6)] + [None]
+    remaining = [p["metadata"].get("remainingItemCount") for p in chunks]
+    assert remaining == [MANY + 1 - 100 * k for k in range(1, 6)] + [None]
     assert len({p["metadata"]["resourceVersion"] for p in chunks}) == 1  # one list, one version
 
 
@@ -151,8 +152,8 @@ def test_bad_tokens_and_limits_are_400(served):
 
 
 def test_a_client_preferring_protobuf_gets_the_json_page(served):
-    page = get(served, "/api/v1/namespaces/bulk/configmaps", accept="application/vnd.kubernetes.protobuf, application/json",
-               limit=5)
+    page = get(served, "/api/v1/namespaces/bulk/configmaps",
+               accept="application/vnd.kubernetes.protobuf, application/json", limit=5)
     assert len(page["items"]) == 5 and page["metadata"]["continue"] and page["kind"] == "ConfigMapList"
 
 

@@ -50,7 +50,7 @@ def pod(i: int, rng: random.Random) -> dict:
 
 def labels(rng: random.Random) -> dict:
     """Return labels that select the pod into web, all, both or neither."""
-    return {k: v for k, v in (("app", rng.choice(["web", "web", "api"])), ("tier", rng.choice(["edge", "x"])))}
+    return {"app": rng.choice(["web", "web", "api"]), "tier": rng.choice(["edge", "x"])}
 
 
 def status(rng: random.Random) -> dict:

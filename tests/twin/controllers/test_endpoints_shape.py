@@ -1,4 +1,4 @@
-"""Endpoints and EndpointSlices shaped as Kubernetes shapes them: 100 endpoints a slice, 1,000 addresses an Endpoints."""
+"""Endpoints and EndpointSlices as Kubernetes shapes them: 100 endpoints a slice, 1,000 addresses an Endpoints."""
 
 from __future__ import annotations
 

@@ -189,7 +189,7 @@ def test_lists_keep_namespace_then_name_order_and_owner_reads_match_scans():
     for node in twin.list("nodes"):
         name = node["metadata"]["name"]
         assert twin.store.on_node(twin.resource("pods"), name) == \
-            twin.list("pods", None, lambda p: p["spec"].get("nodeName") == name)
+            twin.list("pods", None, lambda p, name=name: p["spec"].get("nodeName") == name)
 
 
 def test_a_large_replicaset_creates_in_bursts_and_reaches_its_replicas():
