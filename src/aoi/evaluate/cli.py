@@ -43,6 +43,10 @@ def eval_command(
     kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster backend."),
     force_version: bool = typer.Option(False, "--force-version", help="Resume even though --out holds results of "
                                        "another environment version (aoi.env.ENV_VERSION); they are mixed."),
+    split: Optional[str] = typer.Option(None, "--split", help="Run one part of a dataset's split instead of "
+                                        "--problems: [RULE:]PART, e.g. test or by_family:test (RULE: by_target)."),
+    data: Optional[Path] = typer.Option(None, "--data", help="The dataset folder (`aoi data export --out`) whose "
+                                        "splits.json --split reads."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Run K attempts of each problem (on the twin, or a cluster) with a worker pool; print and write the summary."""
@@ -55,6 +59,7 @@ def eval_command(
         overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.backend": backend,
                      "env.kubeconfig": str(kubeconfig) if kubeconfig else None}
         config, pairs = _setup(console, config_file, overrides, (problems, task_type, app, targets), workers)
+        pairs = split_pairs(split, data) if split else pairs
         if config.env.backend == "cluster" and workers > 1:
             console.print("[yellow]note:[/] a cluster is shared by its episodes: running one at a time")
             workers = 1
@@ -83,6 +88,29 @@ def _errors(console: Console) -> Iterator[None]:
     except OSError as exc:  # --out unwritable, a file, under a file, or on a special filesystem
         console.print(f"[red]error:[/] {os_message(exc, OUT_FIX)}")
         raise typer.Exit(2) from None
+
+
+def split_pairs(split: str, data: Path | None) -> list[tuple[str, str | None]]:
+    """Return the (problem_id, target) pairs of one part of a dataset's split ("[RULE:]PART", RULE by_target).
+
+    Example:
+        >>> import json, tempfile; folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "splits.json").write_text(json.dumps({"by_target": {"test": ["p@geo", "q@"]}}))
+        >>> split_pairs("test", folder)
+        [('p', 'geo'), ('q', None)]
+    """
+    import json
+
+    rule, _, part = split.rpartition(":")
+    path = Path(data or "") / "splits.json"
+    if data is None or not path.is_file():
+        raise ValueError(f"--split needs --data DIR holding splits.json (`aoi data export --out DIR`); {path} is "
+                         "missing")
+    keys = json.loads(path.read_text()).get(rule or "by_target", {}).get(part)
+    if not keys:
+        raise ValueError(f"{path} has no keys in {rule or 'by_target'}:{part}; use by_target, by_family or by_app and "
+                         "train, test or held_out")
+    return [(problem_id, target or None) for problem_id, _, target in (key.rpartition("@") for key in keys)]
 
 
 def _setup(console: Console, config_file: Path | None, overrides: dict, selection: tuple, workers: int):
