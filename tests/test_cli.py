@@ -19,7 +19,8 @@ PROBLEM = "noop_detection_hotel_reservation-1"
 SUBCOMMANDS = ("run", "eval", "report", "rbac", "aiopslab", "problems", "serve-env", "trajectories", "twin")
 
 
-def aoi(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def aoi(*args: str, cwd: Path | None = None, env: dict | None = None,
+        timeout: float = 300) -> subprocess.CompletedProcess:
     """Run `python -m aoi ARGS` and return the finished process (output in .stdout, stderr merged)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AOI_")} | (env or {})
     return subprocess.run([sys.executable, "-m", "aoi", *args], cwd=cwd, env=environ, stdout=subprocess.PIPE,

@@ -7,7 +7,6 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Optional
 
 import click
 import typer
@@ -86,18 +85,19 @@ app.add_typer(twin_app, name="twin")
 
 @twin_app.command("up")
 def twin_up(
-    apps: Optional[list[str]] = typer.Option(None, "--app", help="App to deploy (repeatable): hotel-reservation, "
-                                             "social-network, astronomy-shop. Default: all three."),
-    kubeconfig_dir: Path = typer.Option(..., "--kubeconfig-dir", help="Folder for admin.yaml, probe.yaml, executor.yaml."),
+    apps: list[str] | None = typer.Option(None, "--app", help="App to deploy (repeatable): hotel-reservation, "
+                                          "social-network, astronomy-shop. Default: all three."),
+    kubeconfig_dir: Path = typer.Option(..., "--kubeconfig-dir",
+                                        help="Folder for admin.yaml, probe.yaml, executor.yaml."),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."),
     seed: int = typer.Option(0, "--seed", help="Seed for names, IPs and hashes."),
 ) -> None:
     """Serve the twin until interrupted, following the wall clock (point kubectl at DIR/admin.yaml)."""
     from rich.console import Console
 
+    from aoi.apps.catalog import APP_NAMES
     from aoi.clierrors import path_errors, writable
     from aoi.twin import build_twin
-    from aoi.apps.catalog import APP_NAMES
     from aoi.twin.core.clock import SimClock
     from aoi.twin.factory import WARMUP_SECONDS
     from aoi.twin.serving import Ticker, serve, write_kubeconfigs
@@ -134,7 +134,8 @@ TOUR = ("get nodes -o wide", "get pods -n test-hotel-reservation", "get svc geo 
         "describe deploy geo -n test-hotel-reservation", "logs deploy/geo -n test-hotel-reservation --tail 5",
         "exec deploy/mongodb-geo -n test-hotel-reservation -- mongo admin -u admin -p admin --quiet --eval "
         "\"printjson(db.getUser('admin'))\"", "top pods -n test-hotel-reservation",
-        "scale deploy/geo --replicas 0 -n test-hotel-reservation", "get pods -n test-hotel-reservation -l io.kompose.service=search",
+        "scale deploy/geo --replicas 0 -n test-hotel-reservation",
+        "get pods -n test-hotel-reservation -l io.kompose.service=search",
         "logs deploy/search -n test-hotel-reservation --tail 3")
 
 
