@@ -9,7 +9,8 @@ from pathlib import Path
 
 import typer
 
-RUN_FIX = "run from a writable folder, or set AOI_STORE and AOI_AUDIT_LOG (store.path, store.audit_log) to writable paths"
+RUN_FIX = ("run from a writable folder, or set AOI_STORE and AOI_AUDIT_LOG (store.path, store.audit_log) to writable "
+           "paths")
 OUT_FIX = "pass --out DIR in a writable place"
 
 

@@ -40,7 +40,8 @@ WRITABLE = {
 }
 # Cluster-scoped changes the executor needs for repairs; never delete, never RBAC.
 CLUSTER_WRITABLE = [
-    {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get", "list", "watch", "create", "update", "patch"]},
+    {"apiGroups": [""], "resources": ["persistentvolumes"],
+     "verbs": ["get", "list", "watch", "create", "update", "patch"]},
     {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch", "create"]},
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch"]},
 ]

@@ -37,7 +37,7 @@ def episode(problem_id: str, steps: list, tmp_path=None, **overrides):
     try:
         audit = AuditLog(tmp_path / "audit.jsonl") if tmp_path else None
         approval = ApprovalPolicy(config.approval.mode, config.approval.rules)
-        traj = run_episode(env, config, {r: model for r in ROLES}, approval=approval, audit=audit)
+        traj = run_episode(env, config, dict.fromkeys(ROLES, model), approval=approval, audit=audit)
     finally:
         env.close()
     return traj, model
@@ -189,7 +189,7 @@ def test_a_dead_model_ends_the_episode_early_judged_wrong_not_guessed():
     config = load_config(overrides={"model": "expert"}, environ={})
     model, env = DownModel(), make("k8s_target_port-misconfig-detection-1")  # a fault: "Yes" would be correct
     try:
-        traj = run_episode(env, config, {r: model for r in ROLES})
+        traj = run_episode(env, config, dict.fromkeys(ROLES, model))
     finally:
         env.close()
     assert model.calls == MODEL_ERROR_LIMIT  # not one call per iteration of the whole budget

@@ -19,6 +19,63 @@ def chat_body(text: str = "hello", usage: dict | None = None) -> dict:
     return body | ({"usage": usage} if usage else {})
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """Answer a POST with the next answer of the FakeOpenAI the server carries (server.fake)."""
+
+    def do_POST(self):
+        """Record the request, then send the next scripted answer or the fault its headers ask for."""
+        fake = self.server.fake
+        length = int(self.headers.get("content-length", 0))
+        fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                              "json": json.loads(self.rfile.read(length) or b"{}")})
+        status, headers, body = fake.script.pop(0) if fake.script else (500, {}, {"error": "unscripted"})
+        time.sleep(float(headers.get("x-delay", 0)))  # lets a test provoke a client timeout
+        if headers.get("x-reset"):  # drop the connection without an answer (RST, not FIN)
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            return
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        if headers.get("x-drip-headers"):
+            self._trickle_headers(status, raw, float(headers["x-drip-headers"]))
+            return
+        self.send_response(status)
+        for key, value in ({"content-type": "application/json"} | headers).items():
+            self.send_header(key, value)
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        try:
+            self._send(raw, float(headers.get("x-drip", 0)))
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up first (the timeout tests)
+            pass
+
+    def _trickle_headers(self, status: int, raw: bytes, drip: float) -> None:
+        """Send the status line and headers one byte every `drip` seconds, then the body."""
+        head = (f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(raw)}\r\n\r\n").encode()
+        try:
+            for i in range(len(head)):
+                self.wfile.write(head[i:i + 1])
+                self.wfile.flush()
+                time.sleep(drip)
+            self.wfile.write(raw)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+    def _send(self, raw: bytes, drip: float) -> None:
+        """Write the body at once, or one byte every `drip` seconds (a server that trickles its answer)."""
+        if not drip:
+            self.wfile.write(raw)
+            return
+        for i in range(len(raw)):
+            self.wfile.write(raw[i:i + 1])
+            self.wfile.flush()
+            time.sleep(drip)
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+
 class FakeOpenAI:
     """Answer each POST with the next scripted (status, headers, body); body is a dict (JSON) or raw bytes.
 
@@ -29,7 +86,8 @@ class FakeOpenAI:
     def __init__(self):
         self.script: list[tuple[int, dict, dict | bytes]] = []
         self.requests: list[dict] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.fake = self  # the handler reads its script from here
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -40,63 +98,6 @@ class FakeOpenAI:
     def reply(self, text: str = "hello", usage: dict | None = None, headers: dict | None = None) -> None:
         """Queue a 200 chat completion answering `text`, with server-reported usage when given."""
         self.answer(200, chat_body(text, usage), headers)
-
-    def _handler(self):
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                length = int(self.headers.get("content-length", 0))
-                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                                      "json": json.loads(self.rfile.read(length) or b"{}")})
-                status, headers, body = fake.script.pop(0) if fake.script else (500, {}, {"error": "unscripted"})
-                time.sleep(float(headers.get("x-delay", 0)))  # lets a test provoke a client timeout
-                if headers.get("x-reset"):  # drop the connection without an answer (RST, not FIN)
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.close_connection = True
-                    return
-                raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-                if headers.get("x-drip-headers"):
-                    self._trickle_headers(status, raw, float(headers["x-drip-headers"]))
-                    return
-                self.send_response(status)
-                for key, value in ({"content-type": "application/json"} | headers).items():
-                    self.send_header(key, value)
-                self.send_header("content-length", str(len(raw)))
-                self.end_headers()
-                try:
-                    self._send(raw, float(headers.get("x-drip", 0)))
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up first (the timeout tests)
-                    pass
-
-            def _trickle_headers(self, status: int, raw: bytes, drip: float) -> None:
-                """Send the status line and headers one byte every `drip` seconds, then the body."""
-                head = (f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
-                        f"content-length: {len(raw)}\r\n\r\n").encode()
-                try:
-                    for i in range(len(head)):
-                        self.wfile.write(head[i:i + 1])
-                        self.wfile.flush()
-                        time.sleep(drip)
-                    self.wfile.write(raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                self.close_connection = True
-
-            def _send(self, raw: bytes, drip: float) -> None:
-                """Write the body at once, or one byte every `drip` seconds (a server that trickles its answer)."""
-                if not drip:
-                    self.wfile.write(raw)
-                    return
-                for i in range(len(raw)):
-                    self.wfile.write(raw[i:i + 1])
-                    self.wfile.flush()
-                    time.sleep(drip)
-
-            def log_message(self, *args):  # keep test output quiet
-                pass
-
-        return Handler
 
     def close(self) -> None:
         """Stop serving."""

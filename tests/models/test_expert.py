@@ -253,7 +253,8 @@ def test_the_executor_runs_each_command_then_checks_the_pods():
     second = json.loads(executor.respond(messages))
     assert second["args"]["command"] == "kubectl get pods -n shop"
     messages += [{"role": "assistant", "content": json.dumps(second)},
-                 {"role": "user", "content": "NAME         READY   STATUS    RESTARTS   AGE\napi-1        1/1     Running   0   5s"}]
+                 {"role": "user", "content": "NAME         READY   STATUS    RESTARTS   AGE\n"
+                                             "api-1        1/1     Running   0   5s"}]
     report = json.loads(executor.respond(messages))["args"]
     assert report["changes"] == ["kubectl scale deployment api -n shop --replicas=1"] and report["verified"] is True
 
@@ -281,7 +282,7 @@ def test_the_expert_team_solves_problems_of_every_task_type(problem_id, target):
     env = make(problem_id, target=target)
     try:
         model = ExpertModel()
-        traj = run_episode(env, load_config(overrides={"model": "expert"}), {role: model for role in ROLES})
+        traj = run_episode(env, load_config(overrides={"model": "expert"}), dict.fromkeys(ROLES, model))
     finally:
         env.close()
     assert traj.error is None

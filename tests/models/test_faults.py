@@ -142,7 +142,7 @@ def observer_episode(model, iterations: int):
     config = load_config(overrides={"model": "expert", "agent.max_iterations": iterations}, environ={})
     env = make("k8s_target_port-misconfig-detection-1")
     try:
-        return run_episode(env, config, {role: model for role in ROLES})
+        return run_episode(env, config, dict.fromkeys(ROLES, model))
     finally:
         env.close()
 

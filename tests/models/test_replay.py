@@ -36,9 +36,8 @@ def test_unused_steps_fail_assert_done_and_the_with_block():
     model.complete(ASK, role="observer")
     with pytest.raises(ReplayUnused, match="1 of 2 steps unused"):
         model.assert_done()
-    with pytest.raises(ReplayUnused):
-        with ReplayModel(["left over"]):
-            pass
+    with pytest.raises(ReplayUnused), ReplayModel(["left over"]):
+        pass
 
 
 def test_a_step_scripted_for_another_role_is_refused():

@@ -23,8 +23,8 @@ def _flag_spellings(flag: str, value: str) -> list[str]:
 
 def identity_attempts() -> list[str]:
     """Every identity/target/file flag in every spelling, before and after the sub-command."""
-    return [place.replace("{flag}", spelled) for flag, value in IDENTITY_FLAGS for spelled in _flag_spellings(flag, value)
-            for place in PLACES]
+    return [place.replace("{flag}", spelled) for flag, value in IDENTITY_FLAGS
+            for spelled in _flag_spellings(flag, value) for place in PLACES]
 
 
 HOST_FILES = [
@@ -107,7 +107,8 @@ INTERACTIVE = [
     "kubectl -n {ns} port-forward deploy/user-service 18080:9090", "kubectl attach deploy/user-service -n {ns}",
     "kubectl attach -it deploy/user-service -n {ns}", "kubectl exec -it deploy/user-service -n {ns}",
     "kubectl exec -i deploy/user-service -n {ns} -- sh", "kubectl run shell -it --image=busybox -n {ns}",
-    "kubectl run shell -i --rm --image=busybox -n {ns} -- sh", "kubectl debug deploy/user-service -it --image=busybox -n {ns}",
+    "kubectl run shell -i --rm --image=busybox -n {ns} -- sh",
+    "kubectl debug deploy/user-service -it --image=busybox -n {ns}",
     "kubectl logs -f deploy/user-service -n {ns}", "kubectl -n {ns} logs --follow deploy/user-service",
     "kubectl logs deploy/user-service -n {ns} -f", "kubectl get pods -n {ns} -w", "kubectl get pods -n {ns} --watch",
     "kubectl get pods -n {ns} --watch-only", "kubectl -n {ns} get -w pods",
@@ -124,7 +125,8 @@ SECRETS = [
 WRITES = [
     "kubectl delete pod -l app=user-service -n {ns}", "kubectl delete deploy user-service -n {ns}",
     "kubectl delete svc user-service -n {ns}", "kubectl delete ns {ns}", "kubectl delete cm --all -n {ns}",
-    "kubectl scale deploy user-service --replicas=0 -n {ns}", "kubectl -n {ns} scale deployment/user-service --replicas 5",
+    "kubectl scale deploy user-service --replicas=0 -n {ns}",
+    "kubectl -n {ns} scale deployment/user-service --replicas 5",
     "kubectl patch svc user-service -n {ns} -p '{{\"spec\":{{\"ports\":[{{\"port\":1,\"targetPort\":1}}]}}}}'",
     "kubectl patch deploy user-service -n {ns} --type merge -p '{{\"spec\":{{\"replicas\":0}}}}'",
     "kubectl label deploy user-service x=y -n {ns}", "kubectl annotate svc user-service x=y -n {ns}",
@@ -133,10 +135,13 @@ WRITES = [
     "kubectl rollout undo deploy/user-service -n {ns}", "kubectl rollout pause deploy/user-service -n {ns}",
     "kubectl create cm x -n {ns} --from-literal=a=b", "kubectl create secret generic x -n {ns} --from-literal=a=b",
     "kubectl create deployment x --image=nginx -n {ns}", "kubectl create ns evil",
-    "kubectl create sa x -n {ns}", "kubectl create rolebinding x --clusterrole=admin --serviceaccount=aoi:probe -n {ns}",
+    "kubectl create sa x -n {ns}",
+    "kubectl create rolebinding x --clusterrole=admin --serviceaccount=aoi:probe -n {ns}",
     "kubectl create clusterrolebinding x --clusterrole=cluster-admin --serviceaccount=aoi:probe",
-    "kubectl expose deploy user-service --port=1 --name=x -n {ns}", "kubectl autoscale deploy user-service --max=2 -n {ns}",
-    "kubectl cordon kind-worker", "kubectl drain kind-worker --ignore-daemonsets", "kubectl taint node kind-worker a=b:NoSchedule",
+    "kubectl expose deploy user-service --port=1 --name=x -n {ns}",
+    "kubectl autoscale deploy user-service --max=2 -n {ns}",
+    "kubectl cordon kind-worker", "kubectl drain kind-worker --ignore-daemonsets",
+    "kubectl taint node kind-worker a=b:NoSchedule",
     "kubectl run x --image=nginx -n {ns}", "kubectl delete pod -l app=user-service -n {ns} --dry-run=none",
     "kubectl label node kind-worker x=y", "kubectl set serviceaccount deploy/user-service default -n {ns}",
 ]

@@ -11,8 +11,8 @@ NS = "test-hotel-reservation"
 
 # What AIOpsLab parity needs with admin credentials: the reference solutions' forms, writes, exec, secret reads.
 ADMIN_KEEPS = [
-    f"kubectl patch service geo -n {NS} --type json -p '[{{\"op\": \"replace\", \"path\": \"/spec/ports/0/targetPort\", "
-    "\"value\": 8083}]'",
+    f"kubectl patch service geo -n {NS} --type json -p '[{{\"op\": \"replace\", "
+    "\"path\": \"/spec/ports/0/targetPort\", \"value\": 8083}]'",
     f"kubectl exec deploy/mongodb-geo -n {NS} -- /bin/bash /scripts/revoke-mitigate-admin-geo-mongo.sh",
     f"kubectl exec -it deploy/mongodb-geo -n {NS} -- mongo --eval 'db.version()'",
     f"kubectl rollout restart deployment/geo -n {NS}",

@@ -7,7 +7,6 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -96,17 +95,17 @@ def _verdict(console: Console, traj) -> None:
 
 def run(
     problem_id: str = typer.Argument(..., help="An AIOpsLab problem id (see `aoi problems list`)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model spec, e.g. expert, openai:gpt-4o-mini, "
-                                        "ollama:qwen2.5:7b, local:smollm2 (default: config or expert)."),
-    target: Optional[str] = typer.Option(None, "--target", help="Move the fault to another valid component."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the twin (names, IPs, timings)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Environment actions before the episode ends."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
-    approval: Optional[str] = typer.Option(None, "--approval", help="Executor approval: auto, ask or deny."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="twin (default) or cluster (your own cluster: "
-                                          "apps deployed, `aoi rbac` applied)."),
-    kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster "
-                                              "(--backend cluster)."),
+    model: str | None = typer.Option(None, "--model", help="Model spec, e.g. expert, openai:gpt-4o-mini, "
+                                     "ollama:qwen2.5:7b, local:smollm2 (default: config or expert)."),
+    target: str | None = typer.Option(None, "--target", help="Move the fault to another valid component."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the twin (names, IPs, timings)."),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="Environment actions before the episode ends."),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    approval: str | None = typer.Option(None, "--approval", help="Executor approval: auto, ask or deny."),
+    backend: str | None = typer.Option(None, "--backend", help="twin (default) or cluster (your own cluster: "
+                                       "apps deployed, `aoi rbac` applied)."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster "
+                                           "(--backend cluster)."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Diagnose (and for mitigation tasks, repair) one problem on the twin or a cluster with the AOI agents."""

@@ -17,7 +17,8 @@ SIGNAL = re.compile(r"error|warn|fail|fatal|panic|exception|denied|refused|forbi
                     r"not ready|unhealthy|evicted|oomkilled|timeout|timed out|unavailable|killed|restart|0/\d|"
                     r"imagepull|errimage|notfound|invalid|unauthorized|not authorized|no such|unreachable|"
                     r"released|lost|true$", re.IGNORECASE)
-STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?|\[\d{4}-\w{3}-\d\d [\d:.]+\]|\d+(?:\.\d+)?(?:ms|s)\b")
+STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?|\[\d{4}-\w{3}-\d\d [\d:.]+\]|"
+                   r"\d+(?:\.\d+)?(?:ms|s)\b")
 CHARS_PER_TOKEN = 4
 
 

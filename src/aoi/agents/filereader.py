@@ -51,7 +51,8 @@ def filter_rows(path: Path, column: str, value: str, limit: int = 20) -> str:
     if column not in header:
         raise FileReaderError(f"{path.name} has no column {column!r}; columns: {', '.join(header)}")
     hits = [r for r in rows if value.lower() in str(r.get(column, "")).lower()]
-    return f"{path.name}: {len(hits)} rows where {column} contains {value!r}\n{_table(header, hits[:min(limit, MAX_ROWS)])}"
+    table = _table(header, hits[:min(limit, MAX_ROWS)])
+    return f"{path.name}: {len(hits)} rows where {column} contains {value!r}\n{table}"
 
 
 def aggregate(path: Path, by: str, column: str | None = None) -> str:
@@ -68,7 +69,8 @@ def aggregate(path: Path, by: str, column: str | None = None) -> str:
         entry = {by: key, "rows": len(members)}
         numbers = [n for n in (_number(r.get(column)) for r in members) if n is not None] if column else []
         if numbers:
-            entry.update({f"min_{column}": round(min(numbers), 3), f"mean_{column}": round(sum(numbers) / len(numbers), 3),
+            entry.update({f"min_{column}": round(min(numbers), 3),
+                          f"mean_{column}": round(sum(numbers) / len(numbers), 3),
                           f"max_{column}": round(max(numbers), 3), f"last_{column}": round(numbers[-1], 3)})
         if "has_error" in header:
             entry["errors"] = sum(1 for r in members if str(r.get("has_error")).lower() == "true")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,11 +73,12 @@ class AgentConfig(_Section):
     observer_context_tokens: int = Field(4000, ge=1500, description="Tokens (cl100k) the Observer's whole prompt "
                                          "may take: system, task, plan, decisions and findings; the oldest "
                                          "findings are condensed, then dropped, to fit (the prompt says so).")
-    repeat_limit: int = Field(2, ge=1, description="How often one sub-agent call may run the same action before the guard refuses it.")
+    repeat_limit: int = Field(2, ge=1, description="How often one sub-agent call may run the same action before the "
+                                                   "guard refuses it.")
     output_cap_chars: int = Field(12000, ge=200, description="Raw output characters kept before compression.")
 
     @model_validator(mode="after")
-    def _compressed_fits(self) -> "AgentConfig":
+    def _compressed_fits(self) -> AgentConfig:
         if self.compress_budget_tokens >= self.observer_context_tokens:
             raise ValueError(f"compress_budget_tokens ({self.compress_budget_tokens}) must be below "
                              f"observer_context_tokens ({self.observer_context_tokens}); lower the first or raise "
@@ -111,7 +111,8 @@ class EnvConfig(_Section):
     """Where episodes run."""
 
     backend: Literal["twin", "aiopslab", "cluster"] = Field("twin", description="twin (the embedded digital "
-                                                            "twin), aiopslab (AIOpsLab itself) or cluster (a real one).")
+                                                            "twin), aiopslab (AIOpsLab itself) or cluster (a real "
+                                                            "one).")
     seed: int = Field(0, ge=0, description="Seed of the twin and of sampling: same seed, same observations.")
     max_steps: int = Field(30, ge=1, description="Environment actions per episode before it is truncated.")
     target: str | None = Field(None, description="Faulted component of a parametric problem (None: the default).")
@@ -122,7 +123,7 @@ class EnvConfig(_Section):
                                    "backend, e.g. http://localhost:16686 (None: get_traces says so).")
 
     @model_validator(mode="after")
-    def _cluster_needs_kubeconfig(self) -> "EnvConfig":
+    def _cluster_needs_kubeconfig(self) -> EnvConfig:
         if self.backend == "cluster" and self.kubeconfig is None:
             raise ValueError("backend 'cluster' needs env.kubeconfig (or AOI_KUBECONFIG) naming a kubeconfig file")
         return self

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Union
 
 import yaml
 
 from aoi.models.base import Completion, Message, ModelError
 from aoi.models.tokens import count_messages, count_tokens
 
-Step = Union[str, tuple[str, str]]
+Step = str | tuple[str, str]
 
 
 class ReplayExhausted(ModelError):
@@ -44,7 +43,7 @@ class ReplayModel:
         self.requests: list[tuple[str, list[Message]]] = []  # (role, messages) of every call, for assertions
 
     @classmethod
-    def from_file(cls, path: str | Path, name: str | None = None) -> "ReplayModel":
+    def from_file(cls, path: str | Path, name: str | None = None) -> ReplayModel:
         """Load the steps from a YAML or JSON list of strings, [role, text] pairs or {role, text[, delay]} maps.
 
         Example:
@@ -91,7 +90,7 @@ class ReplayModel:
             raise ReplayUnused(f"{self.name}: {self.remaining} of {len(self.steps)} steps unused, starting at step "
                                f"{self.calls + 1}: {unused}; remove them or fix the loop that should ask for them")
 
-    def __enter__(self) -> "ReplayModel":
+    def __enter__(self) -> ReplayModel:
         """Use the model in a with-block that checks every step was used."""
         return self
 

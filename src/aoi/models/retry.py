@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from aoi.models.base import Completion, Message, Model, TransientModelError
 
@@ -32,10 +33,13 @@ class RetryingModel:
             try:
                 completion = self.inner.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature)
             except TransientModelError as err:
+                # re-raise the same error (bare raise keeps its cause and traceback), its message extended
                 if attempt == self.attempts:
-                    raise _gave_up(err, attempt)
+                    _gave_up(err, attempt)
+                    raise
                 if err.retry_after is not None and err.retry_after > self.max_retry_wait:
-                    raise self._too_long(err, attempt)
+                    self._too_long(err, attempt)
+                    raise
                 delay = self.delay(attempt, err.retry_after)
                 self.sleep(delay)
                 waited += delay
@@ -52,13 +56,12 @@ class RetryingModel:
         backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return backoff * (0.5 + 0.5 * self.rng.random())  # "equal jitter": between half and all of it
 
-    def _too_long(self, err: TransientModelError, tries: int) -> TransientModelError:
-        """Return the error of a server that asks for a longer wait than we allow: retrying sooner would only
+    def _too_long(self, err: TransientModelError, tries: int) -> None:
+        """Extend the error of a server that asks for a longer wait than we allow: retrying sooner would only
         spend the attempts, so the call fails now and says which setting allows longer waits."""
         err.args = (f"{err} (the server asks to wait {err.retry_after:.0f}s, more than model.max_retry_wait="
                     f"{self.max_retry_wait:g}s; raise it (AOI_MAX_RETRY_WAIT) or try again later)", *err.args[1:])
         err.attempts = tries
-        return err
 
     def __getattr__(self, attr: str) -> Any:
         """Expose the inner model's attributes (e.g. a local model's tokenizer)."""
@@ -67,11 +70,10 @@ class RetryingModel:
         return getattr(self.inner, attr)
 
 
-def _gave_up(err: TransientModelError, tries: int) -> TransientModelError:
-    """Return the last error, its message extended with how many tries were made."""
+def _gave_up(err: TransientModelError, tries: int) -> None:
+    """Extend the last error's message with how many tries were made."""
     err.args = (f"{err} (gave up after {tries} tries; raise attempts= or try again later)", *err.args[1:])
     err.attempts = tries
-    return err
 
 
 def with_retries(model: Model, attempts: int = 4, base_delay: float = 0.5, max_delay: float = 20.0,

@@ -1,4 +1,4 @@
-"""Test helpers that ship with the package: a tiny random causal LM built offline in seconds (needs the `local` extra)."""
+"""Test helpers that ship with the package: a tiny random causal LM built offline in seconds (`local` extra)."""
 
 from __future__ import annotations
 

@@ -56,9 +56,10 @@ def check(call: Call) -> None:
     Example:
         >>> from aoi.safety.kubeargs import parse
         >>> check(parse(["get", "pods", "-n", "shop"]))
-        >>> check(parse(["-n", "shop", "edit", "deploy", "x"]))
+        >>> check(parse(["-n", "shop", "edit", "deploy", "x"]))  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
-        aoi.safety.shellwords.Refused: kubectl edit opens an interactive editor — use kubectl patch with an inline -p patch instead.
+        aoi.safety.shellwords.Refused: kubectl edit opens an interactive editor — use kubectl patch with an inline -p
+        patch instead.
     """
     if call.verb not in VERBS:
         raise Refused(f"kubectl {call.verb or '(no command)'} is not a built-in kubectl command (it would run a plugin "

@@ -1,4 +1,4 @@
-"""Which host files an agent may read: only the telemetry files the environment said it exported, nothing beside them."""
+"""Which host files an agent may read: only the telemetry files the environment said it exported, nothing else."""
 
 from __future__ import annotations
 

@@ -49,9 +49,10 @@ def check_argv(argv: list[str]) -> None:
     """Raise Refused if kubectl's arguments (without `kubectl`) break the baseline that binds the admin role too.
 
     Example:
-        >>> check_argv(["get", "pods", "--kubeconfig=/tmp/admin.yaml"])
+        >>> check_argv(["get", "pods", "--kubeconfig=/tmp/admin.yaml"])  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
-        aoi.safety.shellwords.Refused: The flag --kubeconfig is refused because it points kubectl at other credentials or another cluster — drop it; the environment already targets the right cluster.
+        aoi.safety.shellwords.Refused: The flag --kubeconfig is refused because it points kubectl at other credentials
+        or another cluster — drop it; the environment already targets the right cluster.
     """
     call = parse(argv)
     baseline.check(call)
@@ -68,9 +69,10 @@ def judge(args: list[str], role: str | None, stdin: bytes | None = None) -> poli
     Example:
         >>> judge(["get", "pods", "-n", "shop"], "probe").kind
         'read'
-        >>> judge(["delete", "pod", "x"], "probe")
+        >>> judge(["delete", "pod", "x"], "probe")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
-        aoi.safety.shellwords.Refused: kubectl delete is a write; the probe is read-only — describe what should change in your findings so the executor can do it.
+        aoi.safety.shellwords.Refused: kubectl delete is a write; the probe is read-only — describe what should change
+        in your findings so the executor can do it.
     """
     if role in LIMITED:
         verdict = policy.check_args(args, role, stdin)

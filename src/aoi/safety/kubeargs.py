@@ -36,22 +36,24 @@ PATH_ALIASES = {"top nodes": "top node", "top no": "top node", "top pods": "top 
 
 # Every flag AOI understands and whether it takes a value: "value" (next token or =), "bool" (=true|false only),
 # "opt" (a value only after =). Any other flag is refused: guessing its arity could misread the command.
-VALUE = ("namespace server v request-timeout filename kustomize label-columns output selector field-selector sort-by "
-         "template chunk-size container containers patch patch-file type env from keys limits requests since "
-         "since-time tail limit-bytes max-log-requests pod-running-timeout for types api-version api-group verbs "
-         "categories subresource revision timeout field-manager replicas current-replicas resource-version "
-         "to-revision grace-period from-literal from-file from-env-file output-directory namespaces image overrides "
-         "raw as as-group as-uid token kubeconfig context cluster user username password certificate-authority "
-         "client-certificate client-key tls-server-name cache-dir profile profile-output port address target copy-to "
-         "prefix restart").split()
-BOOL = ("all-namespaces watch watch-only recursive ignore-not-found no-headers show-kind show-labels "
-        "show-managed-fields server-print all-containers all-pods follow previous timestamps ignore-errors "
-        "insecure-skip-tls-verify-backend insecure-skip-tls-verify show-events sum use-protocol-buffers show-capacity "
-        "cached namespaced client list quiet flatten merge minify force now wait all overwrite local resolve stdin "
-        "tty help append-hash save-config record allow-missing-template-keys disable-compression "
-        "match-server-version warnings-as-errors interactive output-watch-events server-side force-conflicts "
-        "privileged").split()
-FLAGS = {**{name: "value" for name in VALUE}, **{name: "bool" for name in BOOL},
+VALUE = ["namespace", "server", "v", "request-timeout", "filename", "kustomize", "label-columns", "output", "selector",
+         "field-selector", "sort-by", "template", "chunk-size", "container", "containers", "patch", "patch-file",
+         "type", "env", "from", "keys", "limits", "requests", "since", "since-time", "tail", "limit-bytes",
+         "max-log-requests", "pod-running-timeout", "for", "types", "api-version", "api-group", "verbs", "categories",
+         "subresource", "revision", "timeout", "field-manager", "replicas", "current-replicas", "resource-version",
+         "to-revision", "grace-period", "from-literal", "from-file", "from-env-file", "output-directory", "namespaces",
+         "image", "overrides", "raw", "as", "as-group", "as-uid", "token", "kubeconfig", "context", "cluster", "user",
+         "username", "password", "certificate-authority", "client-certificate", "client-key", "tls-server-name",
+         "cache-dir", "profile", "profile-output", "port", "address", "target", "copy-to", "prefix", "restart"]
+BOOL = ["all-namespaces", "watch", "watch-only", "recursive", "ignore-not-found", "no-headers", "show-kind",
+        "show-labels", "show-managed-fields", "server-print", "all-containers", "all-pods", "follow", "previous",
+        "timestamps", "ignore-errors", "insecure-skip-tls-verify-backend", "insecure-skip-tls-verify", "show-events",
+        "sum", "use-protocol-buffers", "show-capacity", "cached", "namespaced", "client", "list", "quiet", "flatten",
+        "merge", "minify", "force", "now", "wait", "all", "overwrite", "local", "resolve", "stdin", "tty", "help",
+        "append-hash", "save-config", "record", "allow-missing-template-keys", "disable-compression",
+        "match-server-version", "warnings-as-errors", "interactive", "output-watch-events", "server-side",
+        "force-conflicts", "privileged"]
+FLAGS = {**dict.fromkeys(VALUE, "value"), **dict.fromkeys(BOOL, "bool"),
          "dry-run": "opt", "cascade": "opt", "validate": "opt"}
 VERB_FLAGS = {"logs": {"prefix": "bool"}, "top": {"containers": "bool"}, "config": {"raw": "bool"}}
 SHORT = {"n": "namespace", "s": "server", "v": "v", "h": "help", "A": "all-namespaces", "f": "filename",

@@ -17,9 +17,10 @@ def resources(data: bytes) -> list[str]:
     Example:
         >>> resources(b"kind: ConfigMap\\nmetadata: {name: a}\\n---\\nkind: Service\\nmetadata: {name: b}\\n")
         ['configmaps', 'services']
-        >>> resources(b"kind: List\\nitems: []\\n")
+        >>> resources(b"kind: List\\nitems: []\\n")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
-        aoi.safety.shellwords.Refused: Each document must be one object with a kind and a name, not a List — pipe one object per YAML document into kubectl apply -f - (e.g. kubectl get cm X -o yaml | sed ...).
+        aoi.safety.shellwords.Refused: Each document must be one object with a kind and a name, not a List — pipe one
+        object per YAML document into kubectl apply -f - (e.g. kubectl get cm X -o yaml | sed ...).
     """
     if len(data) > MAX_BYTES:
         raise Refused(f"A manifest of {len(data)} bytes is refused (at most {MAX_BYTES}) — apply fewer objects.")

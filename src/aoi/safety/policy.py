@@ -11,6 +11,7 @@ from aoi.safety import baseline, filters, manifests, shellwords
 from aoi.safety.kubeargs import Call, parse
 from aoi.safety.resources import CLUSTER_SCOPED, IDENTITY, NAMESPACED, targets
 from aoi.safety.shellwords import Refused
+
 # Command paths (verb plus sub-command, aliases resolved) by what they do.
 READS = {"get", "describe", "logs", "top pod", "top node", "events", "explain", "api-resources", "api-versions",
          "version", "cluster-info", "auth can-i", "auth whoami", "config view",
@@ -24,8 +25,8 @@ CHANGES = {"apply", "replace", "create", "edit", "run", "drain", "taint", "expos
            "patch", "scale", "delete", "label", "annotate", "cordon", "uncordon", "auth reconcile"}
 PATCH_LIKE = "change the live object with kubectl patch, set or scale instead"
 REFUSED = {
-    "apply": "kubectl apply needs a manifest — the executor may pipe one into kubectl apply -f - (e.g. kubectl get cm X "
-             f"-o yaml | sed ... | kubectl apply -f -), or {PATCH_LIKE}",
+    "apply": "kubectl apply needs a manifest — the executor may pipe one into kubectl apply -f - (e.g. kubectl get "
+             f"cm X -o yaml | sed ... | kubectl apply -f -), or {PATCH_LIKE}",
     "replace": f"kubectl replace needs a manifest file, which exec_shell cannot provide — {PATCH_LIKE}",
     "create": "kubectl create is limited to ConfigMaps and generic Secrets from literals — patch the existing object "
               "instead",

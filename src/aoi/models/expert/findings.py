@@ -16,7 +16,8 @@ from aoi.models.expert.taxonomy import label
 FIELD = re.compile(r"^([a-z_]+): (.*)$")
 PROSE = ((r"not authorized on", "db_unauthorized"), (r"SASL|[Aa]uthentication failed", "db_auth_failed"),
          (r"requireTLS|requireSSL", "db_tls"), (r"targetPort|target port", "port_mismatch"),
-         (r"scaled to 0|replicas[:=]? ?0\b|0/0", "replicas_zero"), (r"node affinity|nodeSelector", "unschedulable_node"),
+         (r"scaled to 0|replicas[:=]? ?0\b|0/0", "replicas_zero"),
+         (r"node affinity|nodeSelector", "unschedulable_node"),
          (r"Released|claimRef", "stale_claim"), (r"PodChaos|NetworkChaos", "chaos"), (r"feature flag", "flag_enabled"),
          (r"CrashLoopBackOff", "crash_loop"), (r"\bPending\b", "pending"))
 NULLS = ("None", "null", "")

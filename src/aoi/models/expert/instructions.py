@@ -50,8 +50,9 @@ def render(focus: str, namespace: str, targets: list[str] | None = None) -> str:
     """Write the instruction of a focus.
 
     Example:
-        >>> render("logs", "shop", ["api-1", "db-2"])
-        'Read the logs of pods api-1, db-2 in namespace shop (the previous container too where it restarted) and report the errors.'
+        >>> print(render("logs", "shop", ["api-1", "db-2"]))  # doctest: +NORMALIZE_WHITESPACE
+        Read the logs of pods api-1, db-2 in namespace shop (the previous container too where it restarted)
+        and report the errors.
     """
     return TEMPLATES[focus].format(ns=namespace, targets=", ".join(targets or []))
 

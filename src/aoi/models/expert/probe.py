@@ -86,7 +86,8 @@ class Run:
         """Return (check, tool, args) of the next check to run, None when the plan is done."""
         for check in self.plan():
             tries = [s for s in self.steps if s.check == check]
-            if tries and (not tries[-1].observation.startswith(contract.REPEATED) or len(tries) >= len(checks.VARIANTS)):
+            repeated = tries and tries[-1].observation.startswith(contract.REPEATED)
+            if tries and (not repeated or len(tries) >= len(checks.VARIANTS)):
                 continue
             made = checks.call(check, self.seen, self._targets_for())
             if made is None:

@@ -15,7 +15,8 @@ WHY = {"namespaces": "find the application namespace", "pods": "list the pods an
        "configmaps": "list the ConfigMaps", "flags": "read the feature flags", "mounts": "see who mounts which "
        "ConfigMap", "claims": "check the PersistentVolumeClaims", "volumes": "check the PersistentVolumes",
        "traces": "export the traces", "trace_summary": "aggregate the spans per service", "metrics": "export "
-       "the metrics", "cpu": "compare CPU use per pod", "drops": "compare dropped packets per pod", "logs": "read the log", "db_describe": "see what the "
+       "the metrics", "cpu": "compare CPU use per pod", "drops": "compare dropped packets per pod",
+       "logs": "read the log", "db_describe": "see what the "
        "database mounts", "db_config": "read the database's ConfigMaps", "db_logs": "read the database's log",
        "verify_pods": "check the pods after the fix", "verify_deployments": "check the deployments after the fix",
        "verify_services": "check the Services after the fix", "verify_pod_ports": "read the pods' ports again",

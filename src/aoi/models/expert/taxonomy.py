@@ -1,23 +1,35 @@
 """Symptom classes mapped to AIOpsLab's RCA taxonomy (system level, fault type) and to how sure they make us.
 
-AIOpsLab labels a fault by where it lives and what kind it is. The table below files each symptom class the
-analyzers recognise the way AIOpsLab's taxonomy does; the reasons are domain knowledge, not problem knowledge:
+AIOpsLab labels a fault by where it lives and what kind it is. The list below files each symptom class the
+analyzers recognise the way AIOpsLab's taxonomy does (class: what it shows -> system level, fault type: why); the
+reasons are domain knowledge, not problem knowledge:
 
-| symptom class | system level | fault type | why |
-|---|---|---|---|
-| port_mismatch: a Service targets a port its pods do not listen on | Virtualization | Misconfiguration | a Kubernetes object is misconfigured |
-| replicas_zero: a Deployment scaled to 0 while its siblings run | Virtualization | Operation Error | an operator action took the workload away |
-| unschedulable_node: pods Pending on a nodeSelector no node matches | Virtualization | Dependency Problem | the workload depends on a node that does not exist |
-| stale_claim: claims Pending while matching volumes stay Released | Virtualization | Operation Error | a redeploy left volumes bound to deleted claims |
-| image_unlike_siblings: a Deployment runs an image unlike its siblings' | Application | Misconfiguration | a build with the wrong configuration was deployed |
-| command_unlike_siblings: a Deployment runs another service's binary | Application | Network/Storage Issue | it listens on the other's port and uses the other's store; AIOpsLab files it as a network/storage issue |
-| db_unauthorized: the app user lacks its role ("not authorized on DB") | Application | Authentication Issue | authorization inside the database |
-| db_auth_failed: the app user is gone (SASL authentication failed) | Application | Network/Storage Issue | the storage layer lost its user; AIOpsLab files it as network/storage |
-| db_tls: clients cannot connect because the database requires TLS | Application | Misconfiguration | the database's own config is wrong |
-| flag_enabled: a feature flag that injects failures is on | Application | Misconfiguration | application configuration |
-| chaos: a Chaos Mesh experiment targets the component | Virtualization | Operation Error / Network/Storage Issue | injected from outside the app |
-| dns_misconfig: a caller resolves a host that does not exist | Application | Misconfiguration | the caller's settings point nowhere |
-| crash_loop, not_ready, pending, restarted, trace/metric outliers | Application | Code Defect | unexplained symptoms: weak, kept as leads |
+- port_mismatch: a Service targets a port its pods do not listen on -> Virtualization, Misconfiguration: a Kubernetes
+  object is misconfigured.
+- replicas_zero: a Deployment scaled to 0 while its siblings run -> Virtualization, Operation Error: an operator
+  action took the workload away.
+- unschedulable_node: pods Pending on a nodeSelector no node matches -> Virtualization, Dependency Problem: the
+  workload depends on a node that does not exist.
+- stale_claim: claims Pending while matching volumes stay Released -> Virtualization, Operation Error: a redeploy left
+  volumes bound to deleted claims.
+- image_unlike_siblings: a Deployment runs an image unlike its siblings' -> Application, Misconfiguration: a build
+  with the wrong configuration was deployed.
+- command_unlike_siblings: a Deployment runs another service's binary -> Application, Network/Storage Issue: it
+  listens on the other's port and uses the other's store; AIOpsLab files it as a network/storage issue.
+- db_unauthorized: the app user lacks its role ("not authorized on DB") -> Application, Authentication Issue:
+  authorization inside the database.
+- db_auth_failed: the app user is gone (SASL authentication failed) -> Application, Network/Storage Issue: the storage
+  layer lost its user; AIOpsLab files it as network/storage.
+- db_tls: clients cannot connect because the database requires TLS -> Application, Misconfiguration: the database's
+  own config is wrong.
+- flag_enabled: a feature flag that injects failures is on -> Application, Misconfiguration: application
+  configuration.
+- chaos: a Chaos Mesh experiment targets the component -> Virtualization, Operation Error / Network/Storage Issue:
+  injected from outside the app.
+- dns_misconfig: a caller resolves a host that does not exist -> Application, Misconfiguration: the caller's settings
+  point nowhere.
+- crash_loop, not_ready, pending, restarted, trace/metric outliers -> Application, Code Defect: unexplained symptoms:
+  weak, kept as leads.
 """
 
 from __future__ import annotations

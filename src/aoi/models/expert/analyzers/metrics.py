@@ -15,7 +15,8 @@ def per_pod(aggregate: str) -> list[tuple[str, float, float]]:
     """Return (pod, min, max) per series of `read_file(kpi_*.csv, op="summary")`; cmdb_id ends with the pod name.
 
     Example:
-        >>> per_pod("k.csv: 2 rows\\ncmdb_id  rows  min_value  mean_value  max_value\\nsvc:443.web-1  2  1.0  2.0  3.0\\n")
+        >>> per_pod("k.csv: 2 rows\\ncmdb_id  rows  min_value  mean_value  max_value\\n"
+        ...         "svc:443.web-1  2  1.0  2.0  3.0\\n")
         [('web-1', 1.0, 3.0)]
     """
     out = []
@@ -47,7 +48,8 @@ def drops(aggregate: str) -> list[Evidence]:
     """Find pods whose dropped-packet counters grew.
 
     Example:
-        >>> [e.component for e in drops("k.csv\\ncmdb_id  rows  min_value  mean_value  max_value\\na.web-1  2  0.0  5.0  9.0\\n")]
+        >>> [e.component for e in drops("k.csv\\ncmdb_id  rows  min_value  mean_value  max_value\\n"
+        ...                             "a.web-1  2  0.0  5.0  9.0\\n")]
         ['web']
     """
     return [Evidence("packet_drops", owner(pod), f"pod {pod} dropped {high - low:.0f} packets in the window",
