@@ -36,7 +36,7 @@ def call(role: str, tool: str, **args) -> tuple[str, str]:
 def play(orch, problem_id: str, model, max_steps: int = 30, agent_steps: int | None = None):
     """Run one episode through an orchestrator; return (outcome, agent, trajectory)."""
     config = load_config(overrides={"model": "expert", "env.max_steps": agent_steps or max_steps}, environ={})
-    agent = AOIAgent(config, {role: model for role in ROLES}, timeout=120)
+    agent = AOIAgent(config, dict.fromkeys(ROLES, model), timeout=120)
     orch.register_agent(agent, name="aoi")
     agent.init_context(*orch.init_problem(problem_id), problem_id=problem_id)
     outcome = asyncio.run(orch.start_problem(max_steps=max_steps))

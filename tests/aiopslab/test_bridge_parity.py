@@ -58,7 +58,7 @@ def test_a_submit_aiopslab_refuses_comes_back_to_the_team_and_an_accepted_one_en
 
 
 def test_a_submit_on_the_last_step_ends_without_waiting():
-    env, sent = bridge(max_steps=1), []
+    env = bridge(max_steps=1)
     observation, _, terminated, _, _ = env.step(solutions.action("submit", "Yes"), "observer")
     assert observation == SUBMITTED and terminated and env.done and env.outbox.get_nowait()
 

@@ -6,8 +6,8 @@ import pytest
 
 from aoi.env import ENV_VERSION, Env, StepLimit, make
 from aoi.env.limits import NEXT
-from aoi.protocols import Backend
 from aoi.problems import solutions
+from aoi.protocols import Backend
 
 PORT_ID = "k8s_target_port-misconfig-detection-1"
 LOOK = solutions.shell("kubectl get pods -n test-social-network")

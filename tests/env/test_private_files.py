@@ -71,8 +71,8 @@ def test_sweep_removes_only_our_folders_of_ended_processes(tmp_path):
         reused = tmp_path / f"aoi-tls-{sleeper.pid}-zzzz9999"  # made by an earlier process that had the same pid
         legacy_key = tmp_path / "aoi-tls-abcd1234"  # older versions left every TLS key behind, pid-less
         loading = tmp_path / "aoi-tls-efgh5678"  # an older version's process may be loading this fresh one right now
-        foreign = [tmp_path / "aoi-team", tmp_path / "aoi-episode-abcd1234", tmp_path / f"other-{gone.stdout.strip()}-x",
-                   loading]
+        foreign = [tmp_path / "aoi-team", tmp_path / "aoi-episode-abcd1234",
+                   tmp_path / f"other-{gone.stdout.strip()}-x", loading]
         for path in (dead, live, reused, legacy_key, *foreign):
             path.mkdir()
         old = time.time() - 3600

@@ -112,7 +112,7 @@ def test_two_concurrent_sessions_reach_their_own_verdicts(client):
     for remote, (_, reward, terminated, _, info) in zip((port, noop), verdicts):
         assert terminated and reward == 1.0 and info["results"]["Detection Accuracy"] == "Correct"
         assert remote.done and remote.status()["results"]["strict_success"] is True
-        err = status_of(lambda: remote.step(solutions.shell("kubectl get pods -A")))
+        err = status_of(lambda remote=remote: remote.step(solutions.shell("kubectl get pods -A")))
         assert err.status == 409 and "new session" in err.message
         remote.close()
 
@@ -131,7 +131,8 @@ def test_refusals(client):
         client.make(PORT_ID).step(solutions.shell("kubectl get pods"))
     assert status_of(lambda: client.request("POST", "/sessions", json={"seed": 1})).status == 422
     for method, suffix in (("GET", ""), ("POST", "/step"), ("POST", "/submit"), ("GET", "/trace"), ("DELETE", "")):
-        err = status_of(lambda: client.request(method, f"/sessions/nope{suffix}", json={"action": "x"}))
+        err = status_of(lambda method=method, suffix=suffix: client.request(method, f"/sessions/nope{suffix}",
+                                                                            json={"action": "x"}))
         assert err.status == 404 and "POST /sessions" in err.message
 
 

@@ -46,9 +46,11 @@ def bounded_step(env, action: str, role=None) -> str:
 
 INTERACTIVE = [f"kubectl edit deploy user-service -n {NS}", f"kubectl -n {NS} edit deploy user-service",
                f"kubectl --namespace={NS} edit svc user-service", "kubectl proxy",
-               f"kubectl port-forward svc/user-service 18080:9090 -n {NS}", f"kubectl attach -i deploy/user-service -n {NS}",
+               f"kubectl port-forward svc/user-service 18080:9090 -n {NS}",
+               f"kubectl attach -i deploy/user-service -n {NS}",
                f"kubectl exec -it deploy/user-service -n {NS}", f"kubectl run x -i --image=busybox -n {NS}",
-               f"kubectl debug deploy/user-service -it --image=busybox -n {NS}", f"kubectl logs -f deploy/user-service -n {NS}",
+               f"kubectl debug deploy/user-service -it --image=busybox -n {NS}",
+               f"kubectl logs -f deploy/user-service -n {NS}",
                f"kubectl get pods -n {NS} -w", f"kubectl get pods -n {NS} --watch"]
 
 

@@ -50,7 +50,8 @@ def metric_rows(env, namespace: str, metric: str) -> list[dict]:
 
 def test_target_port_refuses_callers(episode):
     env = episode("k8s_target_port-misconfig-detection-1")
-    assert run(env, "kubectl get svc user-service -n test-social-network -o jsonpath={.spec.ports[0].targetPort}") == "9999"
+    port = "kubectl get svc user-service -n test-social-network -o jsonpath={.spec.ports[0].targetPort}"
+    assert run(env, port) == "9999"
     assert "1/1" in run(env, "kubectl get pods -n test-social-network -l app=user-service")
     logs = call(env, "get_logs", "test-social-network", "compose-post-service")
     assert "<Host: user-service Port: 9090>: Connection refused" in logs

@@ -10,16 +10,16 @@ import pytest
 
 from aoi.evaluate.lock import RunLocked, run_lock
 
-HOLD = "import sys, time; from aoi.evaluate.lock import run_lock\nwith run_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(120)"
+HOLD = ("import sys, time; from aoi.evaluate.lock import run_lock\nwith run_lock(sys.argv[1]):\n"
+        "    print('held', flush=True)\n    time.sleep(120)")
 
 
 def test_a_live_holder_is_named_and_a_killed_one_blocks_nothing(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(RunLocked) as caught:
-            with run_lock(tmp_path):
-                pytest.fail("the lock was taken twice")
+        with pytest.raises(RunLocked) as caught, run_lock(tmp_path):
+            pytest.fail("the lock was taken twice")
         message = str(caught.value)
         assert f"pid {holder.pid} on " in message and " since " in message and "--out" in message
     finally:
@@ -30,9 +30,8 @@ def test_a_live_holder_is_named_and_a_killed_one_blocks_nothing(tmp_path):
 
 
 def test_the_lock_is_released_when_the_block_ends(tmp_path):
-    with run_lock(tmp_path):
-        with pytest.raises(RunLocked):  # flock holds per open file, so even this process is refused meanwhile
-            with run_lock(tmp_path):
-                pass
+    # flock holds per open file, so even this process is refused meanwhile
+    with run_lock(tmp_path), pytest.raises(RunLocked), run_lock(tmp_path):
+        pass
     with run_lock(tmp_path):
         pass

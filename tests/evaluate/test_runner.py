@@ -110,7 +110,8 @@ def test_resume_after_kill_9_and_a_torn_last_line(tmp_path):
     first = path.read_text().splitlines()[0]
     with open(path, "a") as handle:  # a duplicate line, then a line cut mid-write
         handle.write(first + "\n" + first[: len(first) // 2])
-    done = subprocess.run(eval_args(spec, out, k), check=False, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(eval_args(spec, out, k), check=False, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "dropped 2" in done.stdout
     rows = lines(out)

@@ -6,7 +6,7 @@ import asyncio
 import queue
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from aoi.agents.actions import submit_action
 from aoi.aiopslab.bridge import END, ENV_VERSION, BridgeEnv, clean, task_info

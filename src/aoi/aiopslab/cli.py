@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,7 +11,7 @@ aiopslab_app = typer.Typer(help="Run AOI inside real AIOpsLab (needs AIOpsLab, a
 MODEL_HELP = "Model spec, e.g. expert, openai:gpt-4o-mini, ollama:qwen2.5:7b (default: config or expert)."
 
 
-def _config(config_file: Optional[Path], overrides: dict):
+def _config(config_file: Path | None, overrides: dict):
     """Load the run configuration, turning errors into a clean exit."""
     from aoi.config import ConfigError, load_config
 
@@ -32,11 +31,11 @@ def _fail(exc: Exception) -> None:
 @aiopslab_app.command("run")
 def aiopslab_run(
     problem_id: str = typer.Argument(..., help="An AIOpsLab problem id (see `aoi problems list`)."),
-    model: Optional[str] = typer.Option(None, "--model", help=MODEL_HELP),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="AIOpsLab's max_steps (default: env.max_steps)."),
+    model: str | None = typer.Option(None, "--model", help=MODEL_HELP),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="AIOpsLab's max_steps (default: env.max_steps)."),
     out: Path = typer.Option(Path("runs/aiopslab"), "--out", help="Folder for the episode's JSON record."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
-    approval: Optional[str] = typer.Option(None, "--approval", help="Executor approval: auto, ask or deny."),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    approval: str | None = typer.Option(None, "--approval", help="Executor approval: auto, ask or deny."),
 ) -> None:
     """Solve one AIOpsLab problem on AIOpsLab's own cluster with the AOI agents; save both records side by side."""
     from aoi.aiopslab.runner import AIOpsLabMissing, episode_path, orchestrator, run_problem
@@ -57,13 +56,13 @@ def aiopslab_run(
 @aiopslab_app.command("eval")
 def aiopslab_eval(
     problems: str = typer.Option("all", "--problems", help="all, or comma-separated problem ids."),
-    task_type: Optional[str] = typer.Option(None, "--task-type", help="Keep ids containing this (e.g. detection)."),
+    task_type: str | None = typer.Option(None, "--task-type", help="Keep ids containing this (e.g. detection)."),
     k: int = typer.Option(1, "-k", min=1, help="Attempts per problem."),
-    model: Optional[str] = typer.Option(None, "--model", help=MODEL_HELP),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="AIOpsLab's max_steps (default: env.max_steps)."),
+    model: str | None = typer.Option(None, "--model", help=MODEL_HELP),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="AIOpsLab's max_steps (default: env.max_steps)."),
     out: Path = typer.Option(Path("runs/aiopslab"), "--out", help="Folder for episode records, results.jsonl "
                              "and summary.json; rerun the same command to resume."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
 ) -> None:
     """Run problems x k attempts on AIOpsLab, one after another, resuming what is missing; print the summary."""
     from aoi.aiopslab.runner import AIOpsLabMissing, eval_problems, orchestrator, select_problems

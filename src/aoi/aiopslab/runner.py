@@ -12,8 +12,8 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from aoi.aiopslab.agent import AOIAgent
 from aoi.config import RunConfig
@@ -67,7 +67,7 @@ def orchestrator():
     require_aiopslab()
     try:
         from aiopslab.orchestrator import Orchestrator
-    except Exception as exc:  # noqa: BLE001 - any import failure is reported with its real cause
+    except Exception as exc:
         raise AIOpsLabMissing(import_failure(exc)) from exc
     return Orchestrator()
 

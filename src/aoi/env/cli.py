@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -13,14 +12,14 @@ from aoi.env.sessions import IDLE_TIMEOUT
 def serve_env(
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one). The "
                              "server never listens on other interfaces."),
-    token_file: Optional[Path] = typer.Option(None, "--token-file", help="Read the bearer token from this file, or "
+    token_file: Path | None = typer.Option(None, "--token-file", help="Read the bearer token from this file, or "
                                               "generate one into it (mode 0600) when it does not exist. Default: a "
                                               "private temporary file, removed at exit."),
     max_sessions: int = typer.Option(16, "--max-sessions", min=1, help="Most sessions open at once (each holds "
                                                                        "its own twin); more get 429."),
     idle_timeout: float = typer.Option(IDLE_TIMEOUT, "--idle-timeout", min=1.0, help="Seconds after which an "
                                        "unused session is closed."),
-    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep each session's files (kubeconfigs, "
+    workdir: Path | None = typer.Option(None, "--workdir", help="Keep each session's files (kubeconfigs, "
                                            "telemetry exports) under WORKDIR/<session id>. Default: temporary "
                                            "folders removed with the session."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level; 'info' adds the access log."),

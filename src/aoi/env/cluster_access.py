@@ -32,7 +32,7 @@ def admin_client(kubeconfig: Path) -> Kube:
     """Return an admin client from a kubeconfig (its current context), or say why it cannot be loaded."""
     try:
         return Kube.from_kubeconfig(kubeconfig)
-    except Exception as exc:  # noqa: BLE001 - the kubernetes loader raises assorted errors for bad files
+    except Exception as exc:
         raise ClusterError(f"cannot load kubeconfig {kubeconfig} ({exc}); pass an admin kubeconfig whose "
                            "current context is the cluster (kubectl config use-context NAME)") from exc
 

@@ -77,7 +77,7 @@ class ClusterBackend:
         fault = problem.fault
         try:
             get_injector(fault.mechanism).inject(self.kube, fault.namespace, fault.target, **dict(fault.params))
-        except Exception as exc:  # noqa: BLE001 - FaultError, ValueError (target), ApiException: same advice
+        except Exception as exc:
             raise ClusterError(f"injecting {fault.mechanism} into {fault.namespace}/{fault.target} failed ({exc}); "
                                f"check that {problem.app} is deployed as in its manifests") from exc
         self.injected = problem

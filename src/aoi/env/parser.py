@@ -114,7 +114,7 @@ def literal_arguments(text: str) -> tuple[list, dict]:
         call = ast.parse(f"func({text})").body[0].value
         args = [[literal(e) for e in a.elts] if isinstance(a, ast.Tuple) else literal(a) for a in call.args]
         return args, {kw.arg: literal(kw.value) for kw in call.keywords}
-    except Exception as exc:  # AIOpsLab turns any failure here into a parse error, and so do we
+    except Exception as exc:  # noqa: BLE001 - AIOpsLab turns any failure here into a parse error, and so do we
         raise ParseError(PREFIX + f"the arguments are not plain literals ({exc}); use strings, numbers, "
                                   f"lists and dicts only.") from None
 

@@ -98,9 +98,9 @@ class SessionStatus(BaseModel):
     steps: int
     max_steps: int
     done: bool
-    results: dict[str, Any] | None = Field(description="AIOpsLab's result keys plus strict_success (and, for mitigation, "
-                                               "strict_settle_seconds: how long the strict verdict let the system "
-                                               "settle after the episode), once done.")
+    results: dict[str, Any] | None = Field(
+        description="AIOpsLab's result keys plus strict_success (and, for mitigation, strict_settle_seconds: how long "
+                    "the strict verdict let the system settle after the episode), once done.")
     trace_length: int
     created_at: str
     idle_seconds: float

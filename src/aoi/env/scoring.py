@@ -7,9 +7,10 @@ aoi.env.parser), a bare-string localization counts as exact but is never a subse
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from aoi.models.tokens import count_tokens  # noqa: F401 - part of this module's metric functions
+from aoi.models.tokens import count_tokens
 from aoi.problems.model import Problem
 from aoi.problems.oracles import OracleResult
 

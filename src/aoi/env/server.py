@@ -12,6 +12,7 @@ import secrets
 import socket
 import time
 from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from pathlib import Path
 
@@ -25,8 +26,15 @@ from starlette.exceptions import HTTPException
 from aoi import runtime_dirs
 from aoi.env import schemas as s
 from aoi.env import tokens
-from aoi.env.sessions import (IDLE_TIMEOUT, EpisodeOver, InvalidRequest, Session, SessionPool, TooManySessions,
-                              UnknownSession)
+from aoi.env.sessions import (
+    IDLE_TIMEOUT,
+    EpisodeOver,
+    InvalidRequest,
+    Session,
+    SessionPool,
+    TooManySessions,
+    UnknownSession,
+)
 from aoi.problems.registry import list_problems
 
 DESCRIPTION = """Play AIOpsLab problems on the Kubernetes digital twin over HTTP.
@@ -270,5 +278,5 @@ async def _invalid_body(_: Request, exc: RequestValidationError) -> JSONResponse
 def _version() -> str:
     try:
         return package_version("aoi")
-    except Exception:  # running from a source tree that was never installed
+    except PackageNotFoundError:  # running from a source tree that was never installed
         return "0+unknown"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from aoi.apps.catalog import load_app
@@ -112,7 +112,7 @@ class TwinBackend:
         return self.runners[credential(role)]
 
     def _stamp(self) -> str:
-        return datetime.fromtimestamp(self.now(), tz=timezone.utc).strftime("%Y%m%d_%H%M%S")
+        return datetime.fromtimestamp(self.now(), tz=UTC).strftime("%Y%m%d_%H%M%S")
 
     def get_metrics(self, namespace: str, duration: int = 5) -> str:
         """Export the last `duration` minutes of container metrics as CSV files."""

@@ -14,7 +14,8 @@ from aoi.trajectory import Trajectory
 
 SUBMITTED = "1"  # the observation AIOpsLab (and our env) returns for an accepted submission
 REASONS = ("model_error", "budget_exhausted", "approval_denied", "format_error", "wrong_answer")
-ISSUES = {"format_error": ("format_error",), "tool_error": ("error", "refused"), "approval_denied": ("approval_denied",),
+ISSUES = {"format_error": ("format_error",), "tool_error": ("error", "refused"),
+          "approval_denied": ("approval_denied",),
           "compressor_fallback": ("ungrounded", "oversized", "empty")}  # a summary replaced by the condenser
 
 

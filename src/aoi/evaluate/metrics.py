@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from aoi.env.scoring import TIME_KEYS
 from aoi.store.sqlite import episode_success
@@ -149,4 +149,5 @@ def summarize(rows: list[dict]) -> dict:
     order = [t for t in TIME_KEYS if t in by_task] + sorted(t for t in by_task if t not in TIME_KEYS)
     return {"overall": group_stats(rows),
             "by_task_type": {t: group_stats(by_task[t]) for t in order},
-            "by_family": {f: group_stats(g) for f, g in sorted(group_by(rows, "family").items(), key=lambda kv: str(kv[0]))}}
+            "by_family": {f: group_stats(g)
+                          for f, g in sorted(group_by(rows, "family").items(), key=lambda kv: str(kv[0]))}}

@@ -40,7 +40,8 @@ class Section:
 
 def _md_table(table: Table) -> str:
     """Return a Markdown table."""
-    lines = ["| " + " | ".join(table.headers) + " |", "|" + "|".join(["---"] + ["--:"] * (len(table.headers) - 1)) + "|"]
+    rule = "|" + "|".join(["---"] + ["--:"] * (len(table.headers) - 1)) + "|"
+    lines = ["| " + " | ".join(table.headers) + " |", rule]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows]
     return "\n".join(lines)
 

@@ -55,7 +55,9 @@ def _k_cells(stats: dict) -> list[str]:
 def _success_chart(title: str, groups: dict[str, dict], keys: tuple[str, ...] = ("avg_at_k", "best_at_k",
                    "strict_avg_at_k", "strict_best_at_k")) -> Chart:
     """Return bars of the given success figures (avg@k, best@k and their strict versions) per group, in percent."""
-    label = lambda key: key.replace("_at_", "@").replace("_", " ")  # strict_avg_at_k -> strict avg@k
+    def label(key: str) -> str:  # strict_avg_at_k -> strict avg@k
+        return key.replace("_at_", "@").replace("_", " ")
+
     return Chart(title=title, labels=list(groups),
                  series={label(key): [100 * s[key] for s in groups.values()] for key in keys}, unit="%",
                  max_value=100.0)
@@ -100,7 +102,9 @@ def _spread(values: list) -> str:
 def cost_section(rows: list[dict]) -> Section:
     """Return steps, tokens, TTx and wall seconds per task type (mean / median / max)."""
     groups = {**group_by(rows, "task_type"), "overall": rows}
-    spread = lambda group, key: _spread([r.get(key) for r in group])
+    def spread(group: list[dict], key: str) -> str:
+        return _spread([r.get(key) for r in group])
+
     table = Table(["task type", "TTx s", "env steps", "model calls", "env tokens in", "env tokens out",
                    "model tokens in", "model tokens out", "wall s"],
                   [[name, *(spread(g, key) for key in ("ttx", "steps", "model_steps", "in_tokens", "out_tokens",

@@ -36,7 +36,8 @@ def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
     """Return the dotted options whose values differ between two resolved configs.
 
     Example:
-        >>> _differences({"model": {"spec": "expert", "max_tokens": 9}}, {"model": {"spec": "openai:x", "max_tokens": 9}})
+        >>> _differences({"model": {"spec": "expert", "max_tokens": 9}},
+        ...              {"model": {"spec": "openai:x", "max_tokens": 9}})
         ['model.spec']
     """
     keys = [k for k in dict.fromkeys([*old, *new]) if not (prefix == "" and k in UNPINNED)]

@@ -52,7 +52,8 @@ def plan(problems: list[tuple[str, str | None]], k: int, seed: int) -> list[Job]
     """Return the jobs of K attempts per (problem_id, target), attempt-major so early results cover every problem.
 
     Example:
-        >>> [(j.problem_id[:15], j.attempt, j.seed) for j in plan([("k8s_target_port-misconfig-detection-1", None)], 2, 5)]
+        >>> jobs = plan([("k8s_target_port-misconfig-detection-1", None)], 2, 5)
+        >>> [(j.problem_id[:15], j.attempt, j.seed) for j in jobs]
         [('k8s_target_port', 0, 5), ('k8s_target_port', 1, 6)]
     """
     if k < 1:

@@ -158,7 +158,7 @@ def mongo_role(kube: Kube, p: Problem) -> list[str]:
     try:
         _, out, err = kube.exec(p.namespace, pods[0]["metadata"]["name"], p.fault.expect["container"], argv)
         doc = mongo_user(out + err)
-    except Exception as exc:  # any failure to read the user means we cannot say it is restored
+    except Exception as exc:  # noqa: BLE001 - any failure to read the user means we cannot say it is restored
         return [f"could not read user {user} from {p.target}: {exc}"]
     if doc is None:
         return [f"user {user} does not exist in {p.target}"]
