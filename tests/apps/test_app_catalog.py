@@ -193,6 +193,42 @@ def test_services_select_pods_and_target_declared_ports(app):
 
 
 # --------------------------------------------------------------------------------------------- references
+def check_volumes(objects, owner, ns: str, vols: dict) -> None:
+    """Assert every ConfigMap (and its items), Secret and claim a pod template's volumes name exists."""
+    for v in vols.values():
+        if "configMap" in v:
+            cm = find(objects, "ConfigMap", v["configMap"]["name"], ns)
+            assert cm, f"{owner['metadata']['name']}: ConfigMap {v['configMap']['name']} missing"
+            for item in v["configMap"].get("items") or []:
+                assert item["key"] in cm["data"]
+        if "secret" in v:
+            assert find(objects, "Secret", v["secret"]["secretName"], ns)
+        if "persistentVolumeClaim" in v:
+            assert find(objects, "PersistentVolumeClaim", v["persistentVolumeClaim"]["claimName"], ns)
+
+
+def check_mounts(objects, c: dict, ns: str, vols: dict, claim_templates: set) -> None:
+    """Assert a container mounts only declared volumes, and a ConfigMap subPath names one of its keys."""
+    for m in c.get("volumeMounts") or []:
+        assert m["name"] in vols or m["name"] in claim_templates, f"{c['name']}: volume {m['name']}"
+        vol = vols.get(m["name"], {})
+        if m.get("subPath") and "configMap" in vol:
+            cm = find(objects, "ConfigMap", vol["configMap"]["name"], ns)
+            assert m["subPath"] in cm["data"], f"{c['name']}: subPath {m['subPath']}"
+
+
+def check_env_refs(objects, c: dict, ns: str) -> None:
+    """Assert every Secret and ConfigMap key a container's env refers to exists."""
+    for e in c.get("env") or []:
+        ref = (e.get("valueFrom") or {})
+        if "secretKeyRef" in ref:
+            s = find(objects, "Secret", ref["secretKeyRef"]["name"], ns)
+            assert s and ref["secretKeyRef"]["key"] in s["data"]
+        if "configMapKeyRef" in ref:
+            cm = find(objects, "ConfigMap", ref["configMapKeyRef"]["name"], ns)
+            assert cm and ref["configMapKeyRef"]["key"] in cm["data"]
+
+
 @pytest.mark.parametrize("app", APPS)
 def test_referenced_configmaps_secrets_and_claims_exist(app):
     _, objects = CATALOG[app]
@@ -200,31 +236,10 @@ def test_referenced_configmaps_secrets_and_claims_exist(app):
         ns = owner["metadata"]["namespace"]
         vols = {v["name"]: v for v in spec.get("volumes") or []}
         claim_templates = {t["metadata"]["name"] for t in owner["spec"].get("volumeClaimTemplates") or []}
-        for v in vols.values():
-            if "configMap" in v:
-                cm = find(objects, "ConfigMap", v["configMap"]["name"], ns)
-                assert cm, f"{owner['metadata']['name']}: ConfigMap {v['configMap']['name']} missing"
-                for item in v["configMap"].get("items") or []:
-                    assert item["key"] in cm["data"]
-            if "secret" in v:
-                assert find(objects, "Secret", v["secret"]["secretName"], ns)
-            if "persistentVolumeClaim" in v:
-                assert find(objects, "PersistentVolumeClaim", v["persistentVolumeClaim"]["claimName"], ns)
+        check_volumes(objects, owner, ns, vols)
         for c in containers(spec):
-            for m in c.get("volumeMounts") or []:
-                assert m["name"] in vols or m["name"] in claim_templates, f"{c['name']}: volume {m['name']}"
-                vol = vols.get(m["name"], {})
-                if m.get("subPath") and "configMap" in vol:
-                    cm = find(objects, "ConfigMap", vol["configMap"]["name"], ns)
-                    assert m["subPath"] in cm["data"], f"{c['name']}: subPath {m['subPath']}"
-            for e in c.get("env") or []:
-                ref = (e.get("valueFrom") or {})
-                if "secretKeyRef" in ref:
-                    s = find(objects, "Secret", ref["secretKeyRef"]["name"], ns)
-                    assert s and ref["secretKeyRef"]["key"] in s["data"]
-                if "configMapKeyRef" in ref:
-                    cm = find(objects, "ConfigMap", ref["configMapKeyRef"]["name"], ns)
-                    assert cm and ref["configMapKeyRef"]["key"] in cm["data"]
+            check_mounts(objects, c, ns, vols, claim_templates)
+            check_env_refs(objects, c, ns)
         if spec.get("serviceAccountName"):
             assert find(objects, "ServiceAccount", spec["serviceAccountName"], ns) or \
                 spec["serviceAccountName"] == "default"

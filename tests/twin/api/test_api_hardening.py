@@ -43,12 +43,12 @@ def request(served, method: str, path: str, body: bytes = b"", role: str = "admi
 def raw(served, data: bytes, timeout: float = 10.0) -> tuple[int, bytes]:
     """Write raw bytes on a fresh TLS connection; return the answer's status and body (read to the close)."""
     url = urlsplit(served.server.url)
-    with socket.create_connection((url.hostname, url.port), timeout=timeout) as sock:
-        with tls().wrap_socket(sock) as conn:
-            conn.sendall(data)
-            answer = b""
-            while chunk := conn.recv(65536):
-                answer += chunk
+    with (socket.create_connection((url.hostname, url.port), timeout=timeout) as sock,
+          tls().wrap_socket(sock) as conn):
+        conn.sendall(data)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
     head, _, body = answer.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), body
 

@@ -175,13 +175,13 @@ def _read_head(conn) -> int | None:
 def send(host: str, port: int, probe: Probe, context: ssl.SSLContext, timeout: float):
     """Send one request; return its status code, 'dropped' (closed with no response) or 'hang' (timed out)."""
     try:
-        with socket.create_connection((host, port), timeout=timeout) as raw:
-            with context.wrap_socket(raw, server_hostname=host) as conn:
-                try:
-                    conn.sendall(_encode(probe, f"{host}:{port}"))
-                except (ConnectionError, ssl.SSLError):
-                    pass  # the server may answer (413, 401) before taking the whole body: read that answer
-                code = _read_head(conn)
+        with (socket.create_connection((host, port), timeout=timeout) as raw,
+              context.wrap_socket(raw, server_hostname=host) as conn):
+            try:
+                conn.sendall(_encode(probe, f"{host}:{port}"))
+            except (ConnectionError, ssl.SSLError):
+                pass  # the server may answer (413, 401) before taking the whole body: read that answer
+            code = _read_head(conn)
     except TimeoutError:
         return "hang"
     except (ConnectionError, ssl.SSLError, OSError):

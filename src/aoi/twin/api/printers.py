@@ -56,13 +56,18 @@ def human_duration(seconds: float) -> str:
     if s < 120:
         return f"{s}s"
     minutes, hours = s // 60, s // 3600
-    days = hours // 24
     if minutes < 10:
         return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
     if minutes < 180:
         return f"{minutes}m"
     if hours < 8:
         return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    return _long_duration(hours)
+
+
+def _long_duration(hours: int) -> str:
+    """Format a duration of 8 hours or more, given in whole hours, in hours, days or years as HumanDuration does."""
+    days = hours // 24
     if hours < 48:
         return f"{hours}h"
     if hours < 24 * 8:

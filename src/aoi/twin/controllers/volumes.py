@@ -126,13 +126,12 @@ class PersistentVolumeController(Controller):
         pv = twin.get("persistentvolumes", "", pvc["spec"]["volumeName"])
         if pv is not None and not pv["spec"].get("claimRef"):
             self._bind(twin, pvc, pv)
-        elif pv is None or not names_claim(pv, pvc):
-            if (pvc.get("status") or {}).get("phase") != "Lost":
-                pvc["status"] = {"phase": "Lost"}
-                twin.update("persistentvolumeclaims", pvc)
-                message = ("Bound claim has lost its PersistentVolume. Data on the volume is lost!" if pv is None
-                           else "Two claims are bound to the same volume, this one is bound incorrectly")
-                twin.record(pvc, "Warning", "ClaimLost" if pv is None else "ClaimMisbound", message, COMPONENT)
+        elif (pv is None or not names_claim(pv, pvc)) and (pvc.get("status") or {}).get("phase") != "Lost":
+            pvc["status"] = {"phase": "Lost"}
+            twin.update("persistentvolumeclaims", pvc)
+            message = ("Bound claim has lost its PersistentVolume. Data on the volume is lost!" if pv is None
+                       else "Two claims are bound to the same volume, this one is bound incorrectly")
+            twin.record(pvc, "Warning", "ClaimLost" if pv is None else "ClaimMisbound", message, COMPONENT)
 
     def _assign_default_class(self, twin, pvc) -> None:
         """Give a claim without storageClassName the default class (retroactive default assignment)."""

@@ -15,38 +15,57 @@ LONG_FLAGS = {"quiet": "quiet", "spider": "spider", "server-response": "headers"
               "no-check-certificate": "insecure"}
 
 
+class _BadOption(Exception):
+    """A bad option; the message is busybox's error text."""
+
+
 def parse(argv: list[str]) -> tuple[dict, list[str]] | str:
     """Return (options, URLs), or the busybox error text for a bad option (short options cluster: -qO-)."""
     opts, urls, i = {}, [], 1
-    while i < len(argv):
-        word, i = argv[i], i + 1
-        if word.startswith("--"):
-            name, eq, value = word[2:].partition("=")
-            if name in LONG_VALUED:
-                if not eq:
-                    if i >= len(argv):
-                        return f"wget: option '--{name}' requires an argument"
-                    value, i = argv[i], i + 1
-                opts.setdefault(LONG_VALUED[name], []).append(value)
-            elif name in LONG_FLAGS:
-                opts[LONG_FLAGS[name]] = True
+    try:
+        while i < len(argv):
+            word, i = argv[i], i + 1
+            if word.startswith("--"):
+                i = _long_option(word, argv, i, opts)
+            elif word.startswith("-") and len(word) > 1:
+                i = _short_options(word, argv, i, opts)
             else:
-                return f"wget: unrecognized option '{word}'"
-        elif word.startswith("-") and len(word) > 1:
-            for j, ch in enumerate(word[1:], 1):
-                if ch in SHORT_VALUED:
-                    value = word[j + 1:] or (argv[i] if i < len(argv) else None)
-                    if value is None:
-                        return f"wget: option requires an argument -- '{ch}'"
-                    i += 0 if word[j + 1:] else 1
-                    opts.setdefault(SHORT_VALUED[ch], []).append(value)
-                    break
-                if ch not in SHORT_FLAGS:
-                    return f"wget: invalid option -- '{ch}'"
-                opts[SHORT_FLAGS[ch]] = True
-        else:
-            urls.append(word)
+                urls.append(word)
+    except _BadOption as bad:
+        return str(bad)
     return opts, urls
+
+
+def _long_option(word: str, argv: list[str], i: int, opts: dict) -> int:
+    """Record one --option (its value after = or in the next word); return the index of the next word."""
+    name, eq, value = word[2:].partition("=")
+    if name in LONG_VALUED:
+        if not eq:
+            if i >= len(argv):
+                raise _BadOption(f"wget: option '--{name}' requires an argument")
+            value, i = argv[i], i + 1
+        opts.setdefault(LONG_VALUED[name], []).append(value)
+    elif name in LONG_FLAGS:
+        opts[LONG_FLAGS[name]] = True
+    else:
+        raise _BadOption(f"wget: unrecognized option '{word}'")
+    return i
+
+
+def _short_options(word: str, argv: list[str], i: int, opts: dict) -> int:
+    """Record a cluster of short options (a valued one takes the rest of the word or the next word); return the
+    index of the next word."""
+    for j, ch in enumerate(word[1:], 1):
+        if ch in SHORT_VALUED:
+            value = word[j + 1:] or (argv[i] if i < len(argv) else None)
+            if value is None:
+                raise _BadOption(f"wget: option requires an argument -- '{ch}'")
+            opts.setdefault(SHORT_VALUED[ch], []).append(value)
+            return i if word[j + 1:] else i + 1
+        if ch not in SHORT_FLAGS:
+            raise _BadOption(f"wget: invalid option -- '{ch}'")
+        opts[SHORT_FLAGS[ch]] = True
+    return i
 
 
 def wget(twin, argv: list[str], ctx):
