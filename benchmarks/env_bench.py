@@ -37,8 +37,9 @@ def per_problem(problem_id: str, repeat: int) -> dict[str, float]:
         runs["reset"].append(wall)
         runs["reset_cpu"].append(cpu)
         ns = env.problem.namespace
-        runs["kubectl"].append(timed(lambda: env.step(solutions.shell(f"kubectl get pods -n {ns}")))[0])
-        runs["metrics"].append(timed(lambda: env.step(solutions.action("get_metrics", ns, 5)))[0])
+        # defaults bind this iteration's env and ns (timed calls the lambda at once, but say so explicitly)
+        runs["kubectl"].append(timed(lambda env=env, ns=ns: env.step(solutions.shell(f"kubectl get pods -n {ns}")))[0])
+        runs["metrics"].append(timed(lambda env=env, ns=ns: env.step(solutions.action("get_metrics", ns, 5)))[0])
         env.close()
     return {name: statistics.median(values) for name, values in runs.items()}
 

@@ -10,6 +10,7 @@ as crashed, one that takes over 20 s as slow.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import secrets
 import shutil
@@ -68,15 +69,20 @@ def entries(world: dict) -> dict:
     """Return entry point -> (attempts, run(sent) -> observation)."""
     env = world["env"]
     tools = probe_tools(Channel(lambda action, role: env.step(action, role=role)[0]))
+
+    def tool(name: str, **args) -> str:
+        """Run one probe tool, return its observation."""
+        return tools.run(ToolCall(name, args)).observation
+
     return {
         "env.step probe": (table.PROBE, lambda sent: env.step(solutions.shell(sent), role="probe")[0]),
         "env.step None": (table.ADMIN, lambda sent: env.step(solutions.shell(sent), role=None)[0]),
         "env.step file actions (probe)": ([p for _, p in table.FILE_ACTIONS],
                                           lambda sent: env.step(solutions.action("read_metrics", sent), "probe")[0]),
         "kubectl + probe.yaml (writes)": (table.WRITES, lambda sent: kubectl_probe(world, sent)),
-        "Probe tool exec_shell": (table.PROBE, lambda sent: tools.run(ToolCall("exec_shell", {"command": sent})).observation),
+        "Probe tool exec_shell": (table.PROBE, lambda sent: tool("exec_shell", command=sent)),
         "Probe tool read_file": (["{kc}/admin.yaml", "{kc}/probe.yaml", "/etc/passwd", "{canary}"],
-                                 lambda sent: tools.run(ToolCall("read_file", {"path": sent, "op": "page"})).observation),
+                                 lambda sent: tool("read_file", path=sent, op="page")),
     }
 
 
@@ -95,7 +101,7 @@ def main() -> None:
         started = time.monotonic()
         for template in attempts:
             sent = suite.fill(template, world)
-            verdict = judge(world, lambda: run(sent), sent)
+            verdict = judge(world, functools.partial(run, sent), sent)
             counts[verdict] = counts.get(verdict, 0) + 1
         env.close()
         shutil.rmtree(host, ignore_errors=True)

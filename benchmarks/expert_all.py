@@ -45,7 +45,7 @@ def run_case(case: tuple[str, str | None, int]) -> dict:
     try:
         model = ExpertModel()
         config = load_config(overrides={"model": "expert", "env": {"seed": seed}})
-        traj = run_episode(env, config, {r: model for r in ROLES})
+        traj = run_episode(env, config, dict.fromkeys(ROLES, model))
         results, error = traj.results, traj.error
     except Exception as exc:  # noqa: BLE001 - one broken episode (e.g. a reset that times out) is counted, not fatal
         results, error, traj = {}, f"{type(exc).__name__}: {exc}", None

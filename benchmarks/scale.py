@@ -37,8 +37,8 @@ def rss_mb() -> float:
 
 def prepare(twin, n: int, service: bool) -> None:
     """Add nodes for n pods and the namespace (and Service) the Deployment lives in, through the API layer."""
-    from aoi.twin.core import operations
     from aoi.twin.bootstrap import node_object
+    from aoi.twin.core import operations
 
     with twin.lock:
         for i in range(math.ceil(n / PODS_PER_NODE)):
@@ -107,7 +107,7 @@ class Poller:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def start(self) -> "Poller":
+    def start(self) -> Poller:
         """Start polling."""
         self._thread.start()
         return self

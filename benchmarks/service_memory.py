@@ -25,7 +25,8 @@ template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
 start = time.process_time()
 with twin.lock:
     operations.create(twin, twin.resource("services"), "default", {"apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]}})
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]}})
     operations.create(twin, twin.resource("deployments"), "default", {"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web"}, "spec": {"replicas": n, "selector": {"matchLabels": {"app": "web"}},
                                              "template": template}})

@@ -23,7 +23,7 @@ from aoi.trajectory import Trajectory
 
 
 def expert_run(problems: int, out: Path) -> Path:
-    """Run the expert on `problems` problems spread evenly over the registry (all task types come up); return the run."""
+    """Run the expert on `problems` problems spread evenly over the registry (every task type comes up); return it."""
     from rich.console import Console
 
     from aoi.config import load_config

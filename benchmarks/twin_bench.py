@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from aoi.twin import build_twin
+from aoi.twin.api.authz import ADMIN
 from aoi.twin.api.handlers import Call, list_objects
 from aoi.twin.api.routes import parse
-from aoi.twin.api.authz import ADMIN
 from aoi.twin.testing import Served
 
 
@@ -40,7 +40,8 @@ def main() -> None:
     get_pods = median_ms(lambda: served.ok("get pods -n test-hotel-reservation"), args.repeat)
     pod = twin.list("pods", "test-hotel-reservation")[0]["metadata"]["name"]
     read_one = median_ms(lambda: twin.get("pods", "test-hotel-reservation", pod), 1000)
-    call = Call("GET", parse("/api/v1/namespaces/test-hotel-reservation/pods"), ADMIN, {"accept": "application/json"}, b"")
+    call = Call("GET", parse("/api/v1/namespaces/test-hotel-reservation/pods"), ADMIN, {"accept": "application/json"},
+                b"")
     read_list = median_ms(lambda: list_objects(twin, call), 200)
     served.close()
     print(f"twin start, all three apps (build + 5 min settle): median {start:.0f} ms   (target <= 1000 ms)")
