@@ -1,10 +1,10 @@
 """Figures for the local: backend: tokens/s, seconds per Observer decision and format-valid rate, constrained or not.
 
-Each decision answers the Observer's real first prompt (system + user rendered from prompts.yaml, the task text from
-env.reset) for a few problems, sampled at a temperature with one seed per decision. A decision is valid when the
+Each decision answers the Observer's real first prompt (system + user rendered from prompts.yaml, the task text the
+runtime gives it) for a few problems, sampled at a temperature with one seed per decision. A decision is valid when the
 Observer would accept it (one JSON object whose "next" is probe, execute or submit).
 
-    .venv/bin/python benchmarks/local_model.py --model smollm2 --decisions 5
+    .venv/bin/python benchmarks/local_model.py --model smollm2 --decisions 3
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import argparse
 import statistics
 import sys
 import time
+
+import torch
 
 from aoi.agents.actions import FormatError, extract_json
 from aoi.agents.loop import render
@@ -28,10 +30,10 @@ def first_prompt(problem_id: str, task_type: str) -> list[dict]:
     """Return the Observer's first messages for a problem."""
     env = make(problem_id)
     try:
-        reset = env.reset()
+        env.reset()
+        description = env.description  # what the agents' runtime gives the Observer
     finally:
         env.close()
-    description = reset[0] if isinstance(reset, tuple) else reset
     answer = ANSWER_FORMATS[task_type]
     user = render("observer", "user", task_type=task_type, description=description, answer_format=answer,
                   iteration=1, max_iterations=10, steps_left=30, warning="", plan="(none yet)",
@@ -81,7 +83,11 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--modes", default="constrained,free")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (0: torch's default); on a shared, busy machine 1 is much faster")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     prompts = [first_prompt(pid, pid.split("-")[-2]) for pid in args.problems.split(",")]
     print("| mode | decisions | valid | s/decision (median) | tokens (median) | tok/s (median) | prompt tokens |")
     print("|---|---|---|---|---|---|---|")

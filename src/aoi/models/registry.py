@@ -72,7 +72,7 @@ def _ollama(model: str, options: dict) -> Model:
 
 def _local(rest: str, options: dict) -> Model:
     """Build a local model: `<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>]
-    [+max_new_tokens=<n>]`; the run config's max_tokens (1024 by default) is a ceiling over the local cap (256)."""
+    [+max_new_tokens=<n>][+threads=<n>]`; the run config's max_tokens (1024 by default) caps the local cap (256)."""
     from aoi.models.local import DEFAULT_MAX_NEW_TOKENS, LocalModel
 
     base, *extras = LOCAL_PARTS.split(rest)
@@ -87,14 +87,14 @@ def _local_extras(extras: list[str], rest: str) -> dict:
     parsed: dict = {}
     for extra in extras:
         name, _, value = extra.partition("=")
-        if name not in LOCAL_OPTIONS or not value or (name == "max_new_tokens" and not value.isdigit()):
-            raise ValueError(f"unknown part {extra!r} in local:{rest}; use local:<tiny|smollm2|dir>"
-                             "[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>][+max_new_tokens=<n>]")
+        if name not in LOCAL_OPTIONS or not value or (LOCAL_OPTIONS[name] is int and not value.isdigit()):
+            raise ValueError(f"unknown part {extra!r} in local:{rest}; use local:<tiny|smollm2|dir>[+adapter=<dir>]"
+                             "[+device=<cpu|cuda|auto>][+constrained=<on|off>][+max_new_tokens=<n>][+threads=<n>]")
         parsed[name] = LOCAL_OPTIONS[name](value)
     return parsed
 
 
-LOCAL_OPTIONS = {"adapter": str, "device": str, "max_new_tokens": int,
+LOCAL_OPTIONS = {"adapter": str, "device": str, "max_new_tokens": int, "threads": int,
                  "constrained": lambda value: value not in ("off", "0", "false", "no")}
 
 
