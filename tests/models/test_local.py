@@ -163,3 +163,11 @@ def test_smollm2_answers_and_its_decisions_parse():
     assert "Paris" in done.text and 0 < done.output_tokens <= 12
     decision = model.complete(ASK, role="observer", max_tokens=24)
     assert json.loads(decision.text)["next"] in NEXT_STEPS
+
+
+def test_without_a_chat_template_roles_prefix_the_lines(tmp_path):
+    from aoi.models.testing import save_tiny_model
+
+    model = LocalModel(save_tiny_model(tmp_path, chat_template=None), max_new_tokens=2)
+    assert model.prompt(ASK) == ("system: Reply with one JSON decision.\nuser: the pod is down\nassistant:")
+    assert model.complete(ASK, role="compressor").output_tokens <= 2
