@@ -41,8 +41,11 @@ def _adapter(folder, base_sha256: str | None):
     torch.manual_seed(1)
     config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
     peft.get_peft_model(model, config).save_pretrained(folder)
-    if base_sha256 is not None:
-        (folder / "manifest.json").write_text(json.dumps({"base": "tiny", "base_sha256": base_sha256}))
+    if base_sha256 is not None:  # the manifest as `aoi train` writes it
+        from aoi.train.manifest import write_manifest
+
+        write_manifest(folder, base={"name": "tiny", "sha256": base_sha256}, data_sha256="d", split="by_target",
+                       role="observer", hyper_parameters={}, metrics={}, kind="sft")
     return folder
 
 
