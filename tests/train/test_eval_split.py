@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from tests.train.conftest import DETECTION
 from typer.testing import CliRunner
 
 from aoi.cli import app
+
+from .conftest import DETECTION
 
 
 def test_eval_runs_the_held_out_part_of_the_split(dataset, tmp_path):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.train.conftest import MITIGATION
 
 from aoi.train.dataset import load_view
 from aoi.train.rewards import DEFAULT_WEIGHTS, reward_functions
 from aoi.train.rollouts import OutcomeCache, ReplayMismatch, State, play_decision
+
+from .conftest import MITIGATION
 
 
 def execute_row(dataset) -> dict:
