@@ -7,7 +7,6 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -25,27 +24,27 @@ def eval_command(
     out: Path = typer.Option(..., "--out", help="Run directory: results.jsonl, summary.json, trajectories.db, "
                              "config.json. The same command with the same --out resumes; one eval per DIR at a time."),
     problems: str = typer.Option("all", "--problems", help="all, or comma-separated problem ids."),
-    task_type: Optional[str] = typer.Option(None, "--task-type", help="detection, localization, analysis or "
+    task_type: str | None = typer.Option(None, "--task-type", help="detection, localization, analysis or "
                                             "mitigation."),
-    app: Optional[str] = typer.Option(None, "--app", help="hotel-reservation, social-network or astronomy-shop."),
-    targets: Optional[str] = typer.Option(None, "--targets", help="all: every valid target of each problem's "
+    app: str | None = typer.Option(None, "--app", help="hotel-reservation, social-network or astronomy-shop."),
+    targets: str | None = typer.Option(None, "--targets", help="all: every valid target of each problem's "
                                           "family (default: each problem's own target)."),
     k: int = typer.Option(1, "-k", "--k", help="Attempts per problem (attempt a runs with seed + a)."),
     workers: int = typer.Option(1, "--workers", help="Episodes run at once (one process each)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model spec, e.g. expert, openai:gpt-4o-mini "
+    model: str | None = typer.Option(None, "--model", help="Model spec, e.g. expert, openai:gpt-4o-mini "
                                         "(default: config or expert)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Base seed (default: config, else 0)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Environment actions per episode."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
+    seed: int | None = typer.Option(None, "--seed", help="Base seed (default: config, else 0)."),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="Environment actions per episode."),
+    config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
     executor: str = typer.Option("process", "--executor", help="process (default) or thread workers."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="twin (default) or cluster: your own cluster "
+    backend: str | None = typer.Option(None, "--backend", help="twin (default) or cluster: your own cluster "
                                           "(apps deployed, `aoi rbac` applied), faulted by AOI's injectors."),
-    kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster backend."),
+    kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster backend."),
     force_version: bool = typer.Option(False, "--force-version", help="Resume even though --out holds results of "
                                        "another environment version (aoi.env.ENV_VERSION); they are mixed."),
-    split: Optional[str] = typer.Option(None, "--split", help="Run one part of a dataset's split instead of "
+    split: str | None = typer.Option(None, "--split", help="Run one part of a dataset's split instead of "
                                         "--problems: [RULE:]PART, e.g. test or by_family:test (RULE: by_target)."),
-    data: Optional[Path] = typer.Option(None, "--data", help="The dataset folder (`aoi data export --out`) whose "
+    data: Path | None = typer.Option(None, "--data", help="The dataset folder (`aoi data export --out`) whose "
                                         "splits.json --split reads."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
@@ -131,9 +130,9 @@ def _setup(console: Console, config_file: Path | None, overrides: dict, selectio
 
 def report_command(
     run_dir: Path = typer.Argument(..., help="A run directory written by `aoi eval --out`."),
-    compare: Optional[list[Path]] = typer.Option(None, "--compare", help="Another run directory to compare with "
+    compare: list[Path] | None = typer.Option(None, "--compare", help="Another run directory to compare with "
                                                  "(repeatable); deltas are against RUN_DIR."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Report path without suffix or with .md/.html; "
+    out: Path | None = typer.Option(None, "--out", help="Report path without suffix or with .md/.html; "
                                        "both files are written (default: RUN_DIR/report)."),
 ) -> None:
     """Write the run's report as Markdown and as a self-contained HTML page with charts."""
