@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from aoi.config.schema import models_line
+
 ROLE_STYLE = {"observer": "bold cyan", "probe": "green", "executor": "yellow", "compressor": "dim"}
 # What keeps third-party libraries quiet (transformers' warnings, tqdm bars such as GGUF de-quantizing and weight
 # loading, Python warnings, the tokenizers fork notice); set in the environment so eval's worker processes inherit it.
@@ -37,30 +39,6 @@ def quiet_libraries(verbose: bool = False) -> None:
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-
-
-def models_line(specs: dict[str, str]) -> str:
-    """Return the model of every role in a few words: one spec when all roles share it, else roles per spec.
-
-    Example:
-        >>> models_line({"observer": "expert", "probe": "expert"})
-        'expert'
-        >>> models_line({"observer": "openai:gpt-4o", "probe": "expert", "executor": "expert"})
-        'observer openai:gpt-4o; probe, executor expert'
-    """
-    by_spec: dict[str, list[str]] = {}
-    for role, spec in specs.items():
-        by_spec.setdefault(spec, []).append(role)
-    if len(by_spec) == 1:
-        return next(iter(by_spec))
-    return "; ".join(f"{', '.join(roles)} {spec}" for spec, roles in by_spec.items())
-
-
-def role_specs(config) -> dict[str, str]:
-    """Return each role's model spec under a RunConfig (a role without an override has the main model)."""
-    from aoi.protocols import MODEL_ROLES as ROLES
-
-    return {role: config.model_for(role).spec for role in ROLES}
 
 
 def _show_step(console: Console, step) -> None:
@@ -136,7 +114,7 @@ def run(
         store = TrajectoryStore(config.store.path)
     audit = AuditLog(config.store.audit_log)
     where = f"the twin (seed {config.env.seed})" if config.env.backend == "twin" else f"{config.env.kubeconfig}"
-    console.print(f"[bold]{problem_id}[/] on {where} with {escape(models_line(role_specs(config)))}")
+    console.print(f"[bold]{problem_id}[/] on {where} with {escape(models_line(config.role_specs()))}")
     try:
         with interruptible():  # Ctrl-C (or kill -INT of a job started with `&`) saves the partial trajectory
             traj = run_episode(env, config, models, audit=audit, on_step=lambda s: _show_step(console, s))

@@ -156,6 +156,10 @@ class RunConfig(_Section):
     env: EnvConfig = Field(default_factory=EnvConfig, description="The environment backend and episode limits.")
     store: StoreConfig = Field(default_factory=StoreConfig, description="Trajectory store and audit log.")
 
+    def role_specs(self) -> dict[str, str]:
+        """Return each role's model spec (a role without an override has the main model)."""
+        return {role: self.model_for(role).spec for role in ROLES}
+
     def model_for(self, role: str) -> ModelConfig:
         """Return a role's model: the main one with the role's overrides on top.
 
@@ -195,3 +199,20 @@ class RunConfig(_Section):
 def _kind(spec: str) -> str:
     """Return the kind of a model spec (the part before the first colon)."""
     return spec.partition(":")[0]
+
+
+def models_line(specs: dict[str, str]) -> str:
+    """Return the model of every role in a few words: one spec when all roles share it, else roles per spec.
+
+    Example:
+        >>> models_line({"observer": "expert", "probe": "expert"})
+        'expert'
+        >>> models_line({"observer": "openai:gpt-4o", "probe": "expert", "executor": "expert"})
+        'observer openai:gpt-4o; probe, executor expert'
+    """
+    by_spec: dict[str, list[str]] = {}
+    for role, spec in specs.items():
+        by_spec.setdefault(spec, []).append(role)
+    if len(by_spec) == 1:
+        return next(iter(by_spec))
+    return "; ".join(f"{', '.join(roles)} {spec}" for spec, roles in by_spec.items())

@@ -93,7 +93,7 @@ def list_command(
 
 def _models(traj) -> str:
     """Return each role's model as the run's resolved config recorded it (older records: the policy's model)."""
-    from aoi.agents.cli import models_line
+    from aoi.config.schema import models_line
 
     roles = traj.config.get("models") or {}
     specs = {role: m["spec"] for role, m in roles.items() if isinstance(m, dict) and m.get("spec")}
