@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+# One RFC 3339 parser for the twin and the shell, re-exported here (shellsim sits below the twin).
+from aoi.shellsim.pod import parse_time as parse_time
+
 # A fixed origin keeps episodes deterministic: 2025-06-02T09:00:00Z.
 EPISODE_EPOCH = 1748854800.0
 
@@ -51,13 +54,3 @@ def rfc3339_micro(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_time(text: str | None) -> float | None:
-    """Parse an RFC 3339 timestamp (with or without fraction) to epoch seconds; None stays None.
-
-    Example:
-        >>> parse_time('1970-01-01T00:01:00Z')
-        60.0
-    """
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
