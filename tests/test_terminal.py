@@ -68,7 +68,8 @@ def test_loading_a_local_model_shows_no_bars_or_warnings_unless_verbose(tmp_path
     quiet, verbose = runs["quiet"], runs["verbose"]
     assert quiet.returncode == 0 and quiet.stdout == "loaded\n", quiet.stderr
     assert quiet.stderr == "", quiet.stderr  # as `aoi run` and `aoi eval` start without --verbose
-    assert "de-quantizing GGUF tensors" in verbose.stderr and "it/s" in verbose.stderr  # what --verbose keeps
+    # what --verbose keeps: the loading bar (de-quantizing the GGUF on a first load, the fp32 cache after it)
+    assert "it/s" in verbose.stderr, verbose.stderr
 
 
 def test_eval_output_fits_80_columns(tmp_path):
