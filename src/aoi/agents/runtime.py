@@ -18,8 +18,6 @@ from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.trajectory import Policy, Step, Trajectory
 
-ROLES = MODEL_ROLES  # kept under its old name for importers (aoi.evaluate.pool)
-
 
 def models_from_config(config: RunConfig) -> dict[str, Model]:
     """Build one model per role from the configuration (a role without an override shares the main model)."""
@@ -27,7 +25,7 @@ def models_from_config(config: RunConfig) -> dict[str, Model]:
 
     built: dict[str, Model] = {}
     cache: dict[str, Model] = {}
-    for role in ROLES:
+    for role in MODEL_ROLES:
         cfg = config.model_for(role)
         key = cfg.model_dump_json()
         if key not in cache:
@@ -75,13 +73,14 @@ def role_models(models: dict[str, Model], config: RunConfig) -> dict[str, Model]
 
     Example:
         >>> from aoi.models.replay import ReplayModel
-        >>> models = role_models(dict.fromkeys(ROLES, ReplayModel([])), RunConfig(models={"probe": {"max_tokens": 64}}))
+        >>> config = RunConfig(models={"probe": {"max_tokens": 64}})
+        >>> models = role_models(dict.fromkeys(MODEL_ROLES, ReplayModel([])), config)
         >>> models["probe"].max_tokens, models["observer"].__class__.__name__
         (64, 'ReplayModel')
     """
     out = {}
     for role, model in models.items():
-        settings = config.call_settings(role) if role in ROLES else {}
+        settings = config.call_settings(role) if role in MODEL_ROLES else {}
         out[role] = RoleModel(model, **settings) if settings and model is not None else model
     return out
 

@@ -42,9 +42,10 @@ class Worker:
 
     def models(self) -> dict:
         """Return the models per role; scripted (replay) models are rebuilt per episode since a script is used up."""
-        from aoi.agents.runtime import ROLES, models_from_config
+        from aoi.agents.runtime import models_from_config
+        from aoi.protocols import MODEL_ROLES
 
-        scripted = any(self.config.model_for(role).spec.startswith("replay:") for role in ROLES)
+        scripted = any(self.config.model_for(role).spec.startswith("replay:") for role in MODEL_ROLES)
         if self._models is None or scripted:
             self._models = models_from_config(self.config)
         return self._models

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import orjson
 
+from aoi import protocols
 from aoi.store.sqlite import episode_success
 from aoi.trajectory import Step, Trajectory
 
-ENV_ROLES = frozenset({"observer", "probe", "executor", "admin"})
+ENV_ROLES = frozenset(role for role in protocols.ENV_ROLES if role is not None)
 NEXT = "\nPlease take the next action"  # aoi.env.core appends it to observations; AIOpsLab's trace has it not
 _JSON = orjson.OPT_NON_STR_KEYS
 

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 from aoi import runtime_dirs
+from aoi.protocols import CREDENTIAL_ROLES
 from aoi.twin.api import tls
 from aoi.twin.api.server import TwinServer
 from aoi.twin.twin import WALL_PAUSE_HOOKS, Twin
 
-ROLES = ("admin", "probe", "executor")
 TICK_SECONDS = 0.2
 YOUNG_GC_SECONDS = 0.1  # wall seconds between the ticker's young collections during a long catch-up
 
@@ -38,7 +38,7 @@ def write_kubeconfigs(twin: Twin, url: str, folder: Path) -> dict[str, Path]:
 
     Example:
         >>> import yaml
-        >>> twin = type("T", (), {"credentials": dict.fromkeys(ROLES, "t0k3n")})()
+        >>> twin = type("T", (), {"credentials": dict.fromkeys(CREDENTIAL_ROLES, "t0k3n")})()
         >>> paths = write_kubeconfigs(twin, "https://127.0.0.1:6443", runtime_dirs.private_dir("doctest") / "kube")
         >>> oct(paths["probe"].stat().st_mode & 0o777), yaml.safe_load(paths["probe"].read_text())["users"]
         ('0o600', [{'name': 'aoi-probe', 'user': {'token': 't0k3n'}}])
@@ -47,7 +47,7 @@ def write_kubeconfigs(twin: Twin, url: str, folder: Path) -> dict[str, Path]:
     """
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     paths = {}
-    for role in ROLES:
+    for role in CREDENTIAL_ROLES:
         text = json.dumps(kubeconfig(url, role, twin.credentials[role]), indent=1)
         paths[role] = runtime_dirs.write_private(folder / f"{role}.yaml", text.encode())
     return paths
