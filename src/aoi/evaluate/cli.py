@@ -65,7 +65,8 @@ def eval_command(
         console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s) -> {out}")
         started = time.monotonic()
         summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console,
-                           force_version=force_version)
+                           force_version=force_version,
+                           split={"split": split_name(split), "data": str(data)} if split else None)
     console.print(summary_table(summary, title=f"{out} ({config.model.spec})", width=console.width))
     console.print(f"wall {time.monotonic() - started:.0f}s this session; {summary.episodes_per_hour:.0f} episodes/h "
                   f"overall; summary in {out / 'summary.json'}; `aoi report {out}` writes the report")
@@ -87,6 +88,17 @@ def _errors(console: Console) -> Iterator[None]:
     except OSError as exc:  # --out unwritable, a file, under a file, or on a special filesystem
         console.print(f"[red]error:[/] {os_message(exc, OUT_FIX)}")
         raise typer.Exit(2) from None
+
+
+def split_name(split: str) -> str:
+    """Return a --split value in full, RULE:PART (the rule defaults to by_target), as runs record it.
+
+    Example:
+        >>> split_name("test"), split_name("by_family:test")
+        ('by_target:test', 'by_family:test')
+    """
+    rule, _, part = split.rpartition(":")
+    return f"{rule or 'by_target'}:{part}"
 
 
 def split_pairs(split: str, data: Path | None) -> list[tuple[str, str | None]]:
@@ -129,26 +141,42 @@ def _setup(console: Console, config_file: Path | None, overrides: dict, selectio
 
 
 def report_command(
-    run_dir: Path = typer.Argument(..., help="A run directory written by `aoi eval --out`."),
-    compare: list[Path] | None = typer.Option(None, "--compare", help="Another run directory to compare with "
-                                                 "(repeatable); deltas are against RUN_DIR."),
+    run_dir: str = typer.Argument(..., help="A run directory written by `aoi eval --out`, as DIR or LABEL=DIR "
+                                  "(the label names the run in tables; default: the folder's name)."),
+    compare: list[str] | None = typer.Option(None, "--compare", help="Another run to compare with, DIR or "
+                                                "LABEL=DIR, e.g. sft=runs/sft (repeatable); deltas are against "
+                                                "RUN_DIR, per split part the runs ran (`aoi eval --split`)."),
     out: Path | None = typer.Option(None, "--out", help="Report path without suffix or with .md/.html; "
                                        "both files are written (default: RUN_DIR/report)."),
 ) -> None:
     """Write the run's report as Markdown and as a self-contained HTML page with charts."""
     from aoi.clierrors import path_errors
-    from aoi.evaluate.report import comparison, load_run, write_report
+    from aoi.evaluate.report import comparison, gain_sections, load_runs, write_report
     from aoi.evaluate.summary import summary_table
 
     console = _console()
     try:
         with path_errors(console.print, "pass --out PATH in a writable place"):
             paths = write_report(run_dir, list(compare or []), out)
-            runs = [load_run(path) for path in [run_dir, *(compare or [])]]
-        console.print(summary_table(runs[0].summary, title=str(run_dir), width=console.width))
+            runs = load_runs([run_dir, *(compare or [])])
+        console.print(summary_table(runs[0].summary, title=run_dir, width=console.width))
         if compare:  # say what the deltas cover: only the problems every run has
             console.print(comparison(runs)[1])
+            for section in gain_sections(runs):
+                console.print(_rich_table(section))
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
     console.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def _rich_table(section):
+    """Return a report section's first table for the terminal: its headers as given, the section's title above."""
+    from rich.table import Table
+
+    table = Table(title=section.title, header_style="bold", title_justify="left")
+    for i, header in enumerate(section.tables[0].headers):
+        table.add_column(header, justify="left" if i == 0 else "right")
+    for row in section.tables[0].rows:
+        table.add_row(*row)
+    return table

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from aoi.evaluate.charts import Chart
 from aoi.evaluate.compare import compare
+from aoi.evaluate.gains import split_sections
 from aoi.evaluate.metrics import group_by, outcomes, summarize
 from aoi.evaluate.render import Section, Table, html, markdown
 from aoi.evaluate.report_tables import app_section, common_note, common_problems, problem_key, problems_section
@@ -27,9 +28,41 @@ class Run:
     path: Path
     rows: list[dict]
     summary: Summary
+    label: str | None = None  # the name given as LABEL=DIR (None: the folder's name)
 
 
-def load_run(path: str | Path) -> Run:
+def run_arg(value: str | Path) -> tuple[str | None, Path]:
+    """Return (label, directory) of a run argument, DIR or LABEL=DIR (an existing directory named with "=" is a DIR).
+
+    Example:
+        >>> run_arg("sft=runs/sft"), run_arg("runs/base")
+        (('sft', PosixPath('runs/sft')), (None, PosixPath('runs/base')))
+    """
+    label, sep, path = str(value).partition("=")
+    if isinstance(value, Path) or not sep or "/" in label or Path(value).is_dir():
+        return None, Path(value)
+    if not label.strip() or not path.strip():
+        raise ValueError(f"{value!r} is not a run: give DIR or LABEL=DIR with both parts, e.g. sft=runs/sft")
+    return label.strip(), Path(path)
+
+
+def load_runs(values: list[str | Path]) -> list[Run]:
+    """Read runs given as DIR or LABEL=DIR (the first is the base, the others come from --compare); an unreadable one
+    or a label used twice is a ValueError naming the argument."""
+    runs = []
+    for index, value in enumerate(values):
+        try:
+            runs.append(load_run(*reversed(run_arg(value))))
+        except ValueError as exc:
+            raise ValueError(f"--compare {value}: {exc}" if index else str(exc)) from None
+    labels = [run.label for run in runs if run.label]
+    if len(set(labels)) < len(labels):
+        twice = sorted({label for label in labels if labels.count(label) > 1})
+        raise ValueError(f"the label(s) {', '.join(twice)} name more than one run; give each run its own LABEL=DIR")
+    return runs
+
+
+def load_run(path: str | Path, label: str | None = None) -> Run:
     """Read a run directory written by `aoi eval --out` (results.jsonl, with summary.json for sessions if present)."""
     path = Path(path)
     if not (path / "results.jsonl").is_file():
@@ -39,7 +72,7 @@ def load_run(path: str | Path) -> Run:
         run = json.loads((path / "summary.json").read_text(encoding="utf-8")).get("run") or {}
     except (OSError, ValueError):
         run = {}
-    return Run(path, rows, build_summary(rows, run, read_sessions(path / "summary.json")))
+    return Run(path, rows, build_summary(rows, run, read_sessions(path / "summary.json")), label)
 
 
 def _pct(value: float) -> str:
@@ -145,10 +178,10 @@ def _signed(value: float | None) -> str:
 
 
 def _names(runs: list[Run]) -> list[str]:
-    """Return a short unique name per run (the folder name, or the path when two folders share a name)."""
-    names = [run.path.name for run in runs]
+    """Return a short unique name per run (its label, else the folder name, or the path when two share a name)."""
+    names = [run.label or run.path.name for run in runs]
     if len(set(names)) < len(names):
-        names = [str(run.path) for run in runs]
+        names = [run.label or str(run.path) for run in runs]
     return names if len(set(names)) == len(names) else [f"{name} (#{i + 1})" for i, name in enumerate(names)]
 
 
@@ -183,7 +216,8 @@ def _number(value: float | None) -> str:
 def _meta(run: Run) -> list[str]:
     """Return the run's one-line facts: model, k, seed, episodes, wall time, throughput."""
     info, s = run.summary.run, run.summary
-    facts = [f"model {info.get('model', '?')}", f"k={info.get('k', s.overall['k'])}", f"seed {info.get('seed', '?')}",
+    facts = [*([f"split {info['split']} of {info.get('data', '?')}"] if info.get("split") else []),
+             f"model {info.get('model', '?')}", f"k={info.get('k', s.overall['k'])}", f"seed {info.get('seed', '?')}",
              f"max steps {info.get('max_steps', '?')}", f"{s.overall['problems']} problems",
              f"{s.overall['episodes']} episodes", f"wall {s.wall_seconds:.0f} s over {len(s.sessions)} session(s)",
              f"{s.episodes_per_hour:.0f} episodes/h"]
@@ -200,21 +234,28 @@ def report_paths(run_dir: Path, out: str | Path | None) -> tuple[Path, Path]:
     return base.parent / f"{base.name}.md", base.parent / f"{base.name}.html"
 
 
+def gain_sections(runs: list[Run]) -> list[Section]:
+    """Return one section per split part the runs hold: success over seeds per run, deltas against the first."""
+    return split_sections(_names(runs), [run.rows for run in runs])
+
+
 def write_report(run_dir: str | Path, compare_dirs: list[str | Path] = (), out: str | Path | None = None
                  ) -> tuple[Path, Path]:
     """Write the report of a run (and its comparison with other runs) as Markdown and HTML; return both paths.
 
+    Runs are given as DIR or LABEL=DIR (the label names the run in tables; default: the folder's name).
+
     Example:
-        >>> write_report("runs/eval-expert", ["runs/eval-gpt"])  # doctest: +SKIP
-        (PosixPath('runs/eval-expert/report.md'), PosixPath('runs/eval-expert/report.html'))
+        >>> write_report("base=runs/base", ["sft=runs/sft", "runs/grpo"])  # doctest: +SKIP
+        (PosixPath('runs/base/report.md'), PosixPath('runs/base/report.html'))
     """
-    run = load_run(run_dir)
-    others = [load_run(path) for path in compare_dirs]
-    sections = [success_section(run.summary), app_section(run.rows, K_HEADERS, _k_cells),
+    run, *others = load_runs([run_dir, *compare_dirs])
+    sections = [*gain_sections([run, *others]), success_section(run.summary),
+                app_section(run.rows, K_HEADERS, _k_cells),
                 family_section(run.summary), attempts_section(run.rows), cost_section(run.rows),
                 failures_section(run.summary), problems_section(run.rows)]
     sections += [compare_section([run, *others])] if others else []
-    title = f"AOI eval report: {run.path.name}"
+    title = f"AOI eval report: {run.label or run.path.name}"
     md_path, html_path = report_paths(run.path, out)
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(markdown(title, _meta(run), sections), encoding="utf-8")

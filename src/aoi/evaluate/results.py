@@ -47,8 +47,28 @@ def result_row(traj: Trajectory, **extra) -> dict:
             "in_tokens": results.get("in_tokens"), "out_tokens": results.get("out_tokens"),
             "model_steps": len(traj.steps), "model_in_tokens": model_in, "model_out_tokens": model_out,
             "seconds": round(max(traj.ended_at - traj.started_at, 0.0), 3), "failure": failure_reason(traj),
-            "issues": step_issues(traj), "error": traj.error, "trajectory_id": traj.id, "finished_at": traj.ended_at,
-            "env_version": traj.env_version}
+            "issues": step_issues(traj), "replies": replies(traj), "error": traj.error, "trajectory_id": traj.id,
+            "finished_at": traj.ended_at, "env_version": traj.env_version}
+
+
+def replies(traj: Trajectory) -> dict[str, dict[str, int]]:
+    """Count each role's model replies (steps that sent messages, failed calls excluded) and those that did not parse.
+
+    Example:
+        >>> from aoi.trajectory import Step
+        >>> sent = [{"role": "user", "content": "go"}]
+        >>> steps = [Step("observer", text, status=status, messages=sent)
+        ...          for text, status in (("{}", "ok"), ("x", "format_error"), ("", "error"))]
+        >>> replies(Trajectory("p", "detection", steps=[*steps, Step("observer", "", action="submit()")]))
+        {'observer': {'replies': 2, 'format_errors': 1}}
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for step in traj.steps:
+        if step.messages and (step.text or str(step.status) != "error"):  # no text + error: the call itself failed
+            role = counts.setdefault(step.role, {"replies": 0, "format_errors": 0})
+            role["replies"] += 1
+            role["format_errors"] += str(step.status) == "format_error"
+    return counts
 
 
 def other_versions(rows: list[dict], version: str) -> dict[str, int]:

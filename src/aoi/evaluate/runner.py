@@ -97,6 +97,7 @@ class _Session:
         except Exception as exc:  # noqa: BLE001 - an episode that could not run is retried by the next session
             self.not_run.append({"key": list(job.key), "error": f"{type(exc).__name__}: {exc}"})
             return f"[red]could not run[/] {_name(job)}: {type(exc).__name__}: {exc}"
+        row |= {"split": self.run["split"]} if self.run.get("split") else {}
         self.log.append(row)
         self.rows.append(row)
         self.finished += 1
@@ -133,7 +134,7 @@ def _name(job: Job) -> str:
 
 def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, config: RunConfig,
              out_dir: str | Path, seed: int | None = None, executor: str = pools.DEFAULT,
-             console: Console | None = None, force_version: bool = False) -> Summary:
+             console: Console | None = None, force_version: bool = False, split: dict | None = None) -> Summary:
     """Run K attempts of each (problem_id, target) into out_dir, skipping what an earlier session finished.
 
     Args:
@@ -146,6 +147,8 @@ def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, confi
         executor: "process" (default) or "thread"; see aoi.evaluate.pool.
         console: where progress goes (default: a new rich Console).
         force_version: resume even when results.jsonl holds rows of another env version (they are mixed).
+        split: what `aoi eval --split` ran, {"split": "RULE:PART", "data": DIR}: kept in summary.json's run, and
+            "split" on every row this session records (a run directory may hold several splits' rows).
 
     Example:
         >>> from aoi.config import load_config
@@ -159,15 +162,16 @@ def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, confi
     seed = config.env.seed if seed is None else seed
     config, jobs = prepare_config(config, out_dir, seed), plan(problems, k, seed)
     with run_lock(out_dir):
-        return _run_locked(config, jobs, out_dir, k, seed, len(problems), console, executor, workers, force_version)
+        return _run_locked(config, jobs, out_dir, k, seed, len(problems), console, executor, workers, force_version,
+                           split or {})
 
 
 def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed: int, problems: int,
-                console: Console, executor: str, workers: int, force_version: bool) -> Summary:
+                console: Console, executor: str, workers: int, force_version: bool, split: dict) -> Summary:
     """Run the jobs not yet recorded in out_dir (its lock held) and return the summary."""
     pin_config(out_dir / "config.json", resolved(config))
     run = {"model": config.model.spec, "k": k, "seed": seed, "max_steps": config.env.max_steps,
-           "problems": problems, "out_dir": str(out_dir), "env_version": ENV_VERSION}
+           "problems": problems, "out_dir": str(out_dir), "env_version": ENV_VERSION, **split}
     session = _Session(out_dir, run, jobs, console, force_version)
     if not session.todo:
         console.print(f"nothing to run: all {len(session.selected)} episodes are in {session.log.path}")
