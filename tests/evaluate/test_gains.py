@@ -146,6 +146,11 @@ def test_report_command_prints_the_split_tables_with_labels(runs, tmp_path):
     lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") > 5}
     assert "+33.3 ± 47.1" in lines["sft"] and "paired, 3 seeds" in lines["sft"]
     assert "+66.7 ± 33.3" in lines["g"] and "unpaired, 3 seeds" in lines["g"]
+    assert "Δ: pp against the first run, paired or unpaired: see Δ basis" in " ".join(result.output.split())
+    narrow = CliRunner().invoke(report_app(), [str(base), "--compare", f"sft={sft}", "--out", str(tmp_path / "n")],
+                                env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0 and max(len(line) for line in narrow.output.splitlines()) <= 80, narrow.output
+    assert "Split by_target:test" in narrow.output and "paired," in narrow.output
 
 
 def test_eval_split_records_the_split_and_the_observer_replies(tmp_path):

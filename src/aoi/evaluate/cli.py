@@ -163,20 +163,28 @@ def report_command(
         if compare:  # say what the deltas cover: only the problems every run has
             console.print(comparison(runs)[1])
             for section in gain_sections(runs):
-                console.print(_rich_table(section))
+                console.print(_rich_table(section, console.width))
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
     console.print("wrote " + ", ".join(str(p) for p in paths))
 
 
-def _rich_table(section):
-    """Return a report section's first table for the terminal: its headers as given, the section's title above."""
+def _rich_table(section, width: int):
+    """Return a split section's table for the terminal: short headers, a caption saying what they hold; under
+    NARROW columns no box and no problem/episode counts (the report has them)."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title=section.title, header_style="bold", title_justify="left")
-    for i, header in enumerate(section.tables[0].headers):
-        table.add_column(header, justify="left" if i == 0 else "right")
+    from aoi.evaluate.gains import console_headers
+    from aoi.evaluate.summary import NARROW
+
+    headers, caption = console_headers(section.tables[0].headers)
+    keep = [i for i in range(len(headers)) if width >= NARROW or i not in (2, 3)]
+    table = Table(title=section.title, caption=caption, header_style="bold", title_justify="left",
+                  caption_justify="left", box=box.HEAVY_HEAD if width >= NARROW else None)
+    for i in keep:
+        table.add_column(headers[i], justify="left" if i == 0 else "right")
     for row in section.tables[0].rows:
-        table.add_row(*row)
+        table.add_row(*(row[i] for i in keep))
     return table

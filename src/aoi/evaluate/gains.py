@@ -175,6 +175,21 @@ def _headers(deltas: list[Delta]) -> list[str]:
     return ["run", "seeds", "problems", "episodes", *figures, "format-valid %", "Δ format-valid pp", "Δ basis"]
 
 
+SHORT = ["run", "seeds", "probs", "eps", "avg@1 %", "Δ avg@1", "strict %", "Δ strict", "fmt %", "Δ fmt", "Δ basis"]
+
+
+def console_headers(headers: list[str]) -> tuple[list[str], str]:
+    """Return short headers for a terminal and the caption that says what they hold (from the long headers).
+
+    Example:
+        >>> console_headers(_headers([Delta(0.1, 0.0, 2, True)]))[1].split("; ")[1]
+        'Δ: pp against the first run, paired per seed'
+    """
+    basis = headers[5].partition("(")[2].rstrip(")")
+    return SHORT, (f"avg@1, strict: % of episodes solved, mean ± std over seeds; Δ: pp against the first run, {basis}; "
+                   "fmt: Observer format-valid %")
+
+
 EXPLAIN = ("A seed's rate is the share of its episodes that succeeded; each run shows the mean ± population std of "
            "its seeds' rates. Paired Δ: per seed both runs ran, the mean of (run − {base}) over the problems both ran "
            "with it, then mean ± std over those seeds; unpaired Δ (no shared seed): difference of the means ± "
