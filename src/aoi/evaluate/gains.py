@@ -170,7 +170,7 @@ def _headers(deltas: list[Delta]) -> list[str]:
     """Return the table's headers; the delta columns say whether their spread is paired per seed or unpaired."""
     kinds = {d.paired for d in deltas}
     basis = ("paired per seed" if kinds == {True} else "unpaired" if kinds == {False} else
-             "paired or unpaired: see Δ basis")
+             "paired or unpaired: see Δ basis" if kinds else "against the first run")
     figures = [c for label, _ in VERDICTS for c in (f"{label} % (mean ± std over seeds)", f"Δ {label} pp ({basis})")]
     return ["run", "seeds", "problems", "episodes", *figures, "format-valid %", "Δ format-valid pp", "Δ basis"]
 
@@ -213,16 +213,25 @@ def split_section(names: list[str], row_sets: list[list[dict]], part: str) -> Se
         row, d = _run_cells(rows, parted[0], i == 0)
         cells.append([name, *row])
         deltas += [d] if d else []
+    title = f"Split {part}" if part != NO_SPLIT else "Success over seeds (no split recorded)"
+    return Section(title, _note(names, parted, common) + EXPLAIN.format(base=names[0]),
+                   [Table(_headers(deltas), cells)], [_chart(part, names, parted)])
+
+
+def _note(names: list[str], parted: list[list[dict] | None], common: set) -> str:
+    """Return what a split table covers: the common problems, the runs without rows on the part."""
     missing = [name for name, rows in zip(names, parted) if rows is None]
     note = f"{len(common)} problem{'s' if len(common) != 1 else ''} common to the runs that have this part. "
     note += f"No rows on this part: {', '.join(missing)}. " if missing else ""
-    note += "Deltas need the first run on this part. " if parted[0] is None and len(names) > 1 else ""
+    return note + ("Deltas need the first run on this part. " if parted[0] is None and len(names) > 1 else "")
+
+
+def _chart(part: str, names: list[str], parted: list[list[dict] | None]) -> Chart:
+    """Return bars of each run's mean success over seeds (parity and strict) on the part."""
     present = [(name, rows) for name, rows in zip(names, parted) if rows]
-    chart = Chart(title=f"{part}: mean success over seeds by run (%)", labels=[name for name, _ in present],
-                  series={label: [100 * spread(seed_rates(rows, verdict))[0] for _, rows in present]
-                          for label, verdict in VERDICTS}, unit="%", max_value=100.0)
-    title = f"Split {part}" if part != NO_SPLIT else "Success over seeds (no split recorded)"
-    return Section(title, note + EXPLAIN.format(base=names[0]), [Table(_headers(deltas), cells)], [chart])
+    return Chart(title=f"{part}: mean success over seeds by run (%)", labels=[name for name, _ in present],
+                 series={label: [100 * spread(seed_rates(rows, verdict))[0] for _, rows in present]
+                         for label, verdict in VERDICTS}, unit="%", max_value=100.0)
 
 
 def split_sections(names: list[str], row_sets: list[list[dict]]) -> list[Section]:
