@@ -141,11 +141,12 @@ def _setup(console: Console, config_file: Path | None, overrides: dict, selectio
 
 
 def report_command(
-    run_dir: str = typer.Argument(..., help="A run directory written by `aoi eval --out`, as DIR or LABEL=DIR "
-                                  "(the label names the run in tables; default: the folder's name)."),
-    compare: list[str] | None = typer.Option(None, "--compare", help="Another run to compare with, DIR or "
-                                                "LABEL=DIR, e.g. sft=runs/sft (repeatable); deltas are against "
-                                                "RUN_DIR, per split part the runs ran (`aoi eval --split`)."),
+    run_dir: str = typer.Argument(..., metavar="[LABEL=]RUN_DIR", help="A run directory written by `aoi eval "
+                                  "--out`, as DIR or LABEL=DIR (the label names the run in tables; default: the "
+                                  "folder's name)."),
+    compare: list[str] | None = typer.Option(None, "--compare", metavar="[LABEL=]DIR", help="Another run to compare "
+                                                "with, DIR or LABEL=DIR, e.g. sft=runs/sft (repeatable); deltas are "
+                                                "against RUN_DIR, per split part the runs ran (`aoi eval --split`)."),
     out: Path | None = typer.Option(None, "--out", help="Report path without suffix or with .md/.html; "
                                        "both files are written (default: RUN_DIR/report)."),
 ) -> None:
