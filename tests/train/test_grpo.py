@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from aoi.train.common import read_jsonl
-from aoi.train.grpo import GrpoOptions, read_config, train_grpo
+from aoi.train.grpo import GrpoOptions, _validate, read_config, train_grpo
 from aoi.train.manifest import read_manifest
 from aoi.train.rewards import TERMS
 
@@ -46,6 +46,22 @@ def test_grpo_logs_every_reward_term_and_writes_checkpoints(run):
     assert (out / "adapter_model.safetensors").is_file() and read_manifest(out)["version"].startswith("grpo-")
 
 
+def test_constrained_sampling_makes_every_sample_a_parsable_decision(run):
+    options, manifest = run
+    lines = reward_lines(options.out)
+    assert manifest["constrained"] and manifest["hyper_parameters"]["constrained"]
+    # the format term is 1 for a sample whose decision parses: mean 1 and std 0 means all of them did
+    assert [(line["rewards/format/mean"], line["rewards/format/std"]) for line in lines] == [(1.0, 0.0)] * 2
+
+
+def test_unconstrained_sampling_keeps_trls_generation(dataset, tmp_path):
+    path = config_file(tmp_path, rollout={"constrained": False})
+    manifest = train_grpo(GrpoOptions(data=dataset, out=tmp_path / "out", max_steps=1, config=path))
+    line = reward_lines(tmp_path / "out")[0]
+    assert manifest["constrained"] is False
+    assert line["rewards/format/mean"] == 0.0  # a random 2-layer model never writes a decision freely
+
+
 def test_resume_continues_from_the_checkpoint(run):
     options, _ = run
     resumed = GrpoOptions(**{**options.__dict__, "max_steps": 3, "resume": True})
@@ -55,9 +71,8 @@ def test_resume_continues_from_the_checkpoint(run):
 
 
 def test_whole_episode_rollouts_share_the_episode_reward(dataset, tmp_path):
-    grpo = {**SMALL, "max_completion_length": 8}
     path = tmp_path / "grpo.json"
-    sections = {"grpo": grpo, "rollout": {"mode": "whole_episode", "max_iterations": 2},
+    sections = {"grpo": SMALL, "rollout": {"mode": "whole_episode", "max_iterations": 2},
                 "rewards": {"success": 1.0, "format": 0.5}}
     path.write_text(json.dumps(sections))
     manifest = train_grpo(GrpoOptions(data=dataset, out=tmp_path / "out", max_steps=1, config=path))
@@ -65,15 +80,17 @@ def test_whole_episode_rollouts_share_the_episode_reward(dataset, tmp_path):
     assert manifest["mode"] == "whole_episode" and manifest["metrics"]["episodes_played"] == 2
     assert manifest["hyper_parameters"]["episode_iterations"] == 2
     assert line["rewards/success/mean"] == 0.0  # a random 2-layer model never fixes the fault
-    assert "rewards/format/mean" in line and "rewards/strict/mean" not in line
+    assert line["rewards/format/mean"] == 1.0 and "rewards/strict/mean" not in line  # constrained: all parse
 
 
 @pytest.mark.parametrize("text, message", [
     ("grpo: {loss_tpye: dapo}", "grpo.loss_tpye is not a GRPOConfig field"),
     ("grpo: {max_steps: 3}", "set by the command"),
-    ("trainer: {}", "unknown section 'trainer'")])
+    ("trainer: {}", "unknown section 'trainer'"),
+    ("rollout: {constrained: maybe}", "rollout.constrained is 'maybe'"),
+    ("grpo: {max_completion_length: 8}", "too short for a decision that parses")])
 def test_config_mistakes_are_named(tmp_path, text, message):
     path = tmp_path / "grpo.yaml"
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
-        read_config(GrpoOptions(data=tmp_path, out=tmp_path, config=path))
+        _validate(read_config(GrpoOptions(data=tmp_path, out=tmp_path, config=path)))

@@ -7,6 +7,8 @@ Two rollout modes (`rollout.mode` in the config file):
   credit goes to the one decision that differs within a group, and it costs one generated decision per sample.
 - `whole_episode`: the policy plays the Observer for a whole episode from each start row; the episode's reward is
   shared by its decisions (aoi.train.episodes).
+Decisions are sampled masked to the Observer's schema (`rollout.constrained`, default true; aoi.train.sampling), so
+every sample parses; `constrained: false` leaves per-decision sampling to TRL's own generation.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from aoi.train.rollouts import OutcomeCache
 
 MODES = ("per_decision", "whole_episode")
 SECTIONS = ("grpo", "rewards", "rollout", "lora")
+MIN_DECISION_TOKENS = 16  # the shortest decision, {"next": "probe"}, takes 7-10 SmolLM2 tokens as the mask lets it
 COLUMNS = ("prompt", "problem_id", "target", "seed", "prefix", "decision_index")
 # GRPOConfig defaults sized for CPU; any GRPOConfig field may be set in the config file's `grpo` section.
 GRPO_DEFAULTS = {"num_generations": 4, "per_device_train_batch_size": 4, "max_completion_length": 256,
@@ -50,6 +53,7 @@ class GrpoOptions:
     resume: bool = False  # continue from the newest checkpoint in OUT/checkpoints
     config: Path | None = None
     mode: str = "per_decision"
+    constrained: bool = True  # sample decisions masked to the Observer's schema (False: TRL's own generation)
     episode_steps: int = 30  # the environment's step budget per episode
     episode_iterations: int | None = None  # whole_episode only: cap on the policy's decisions (None: the config's)
     weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -81,6 +85,7 @@ def read_config(options: GrpoOptions) -> GrpoOptions:
     return GrpoOptions(**{**options.__dict__, "grpo": data.get("grpo") or {}, "weights": data.get("rewards")
                           or options.weights, "mode": rollout.get("mode", options.mode),
                           "episode_steps": rollout.get("episode_steps", options.episode_steps),
+                          "constrained": rollout.get("constrained", options.constrained),
                           "episode_iterations": rollout.get("max_iterations", options.episode_iterations),
                           "lora": Lora(**data["lora"]) if data.get("lora") else options.lora})
 
@@ -120,7 +125,8 @@ def train_grpo(options: GrpoOptions) -> dict:
     return write_manifest(options.out, base=_base_identity(options), data_sha256=digest, split=options.split,
                           role=options.role, hyper_parameters=_hyper(options, trainer.args),
                           metrics=_metrics(options, result, wall, cache), kind="grpo",
-                          extra={"init": _init_version(options), "mode": options.mode, "device": options.device})
+                          extra={"init": _init_version(options), "mode": options.mode, "device": options.device,
+                                 "constrained": options.constrained})
 
 
 def _validate(options: GrpoOptions) -> None:
@@ -129,6 +135,13 @@ def _validate(options: GrpoOptions) -> None:
         raise ValueError(f"GRPO trains the observer (rewards come from its episodes), not {options.role!r}")
     if options.mode not in MODES:
         raise ValueError(f"rollout.mode {options.mode!r} is unknown; use {' or '.join(MODES)}")
+    if not isinstance(options.constrained, bool):
+        raise ValueError(f"rollout.constrained is {options.constrained!r}; use true (schema-constrained sampling) "
+                         "or false (TRL's own generation)")
+    length = {**GRPO_DEFAULTS, **options.grpo}["max_completion_length"]
+    if options.constrained and length < MIN_DECISION_TOKENS:
+        raise ValueError(f"grpo.max_completion_length {length} is too short for a decision that "
+                         f"parses (the shortest takes up to 10 tokens); give {MIN_DECISION_TOKENS} or more")
     if options.resume and not list(Path(options.out, "checkpoints").glob("checkpoint-*")):
         raise ValueError(f"--resume found no checkpoint in {options.out}/checkpoints; run without --resume first")
 
@@ -150,14 +163,22 @@ def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict)
     config = GRPOConfig(output_dir=str(Path(options.out) / "checkpoints"), max_steps=options.max_steps,
                         seed=options.seed, reward_weights=weights, **{**GRPO_DEFAULTS, **options.grpo},
                         **device_args)
-    extra = {}
+    return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=rows, processing_class=tokenizer,
+                       peft_config=peft_config, callbacks=callbacks(options.out), **_rollout(options, rows, cache))
+
+
+def _rollout(options: GrpoOptions, rows, cache: OutcomeCache) -> dict:
+    """Return the trainer's rollout_func: whole episodes, constrained decisions, or none (TRL generates)."""
     if options.mode == "whole_episode":
         from aoi.train.episodes import rollout_function
 
-        extra["rollout_func"] = rollout_function(rows, cache, options.episode_steps, options.seed,
-                                                 options.episode_iterations)
-    return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=rows, processing_class=tokenizer,
-                       peft_config=peft_config, callbacks=callbacks(options.out), **extra)
+        return {"rollout_func": rollout_function(rows, cache, options.episode_steps, options.seed,
+                                                 options.episode_iterations, options.constrained)}
+    if options.constrained:
+        from aoi.train.sampling import decision_rollout
+
+        return {"rollout_func": decision_rollout(options.seed, constrained=True)}
+    return {}
 
 
 def _model(options: GrpoOptions) -> tuple[Any, Any, Any]:
@@ -197,7 +218,8 @@ def _hyper(options: GrpoOptions, args) -> dict:
     chosen = {name: getattr(args, name) for name in sorted({*GRPO_DEFAULTS, *options.grpo, "loss_type",
                                                             "scale_rewards", "epsilon", "num_iterations"})}
     lora = options.lora.as_dict() if options.init is None else {"from": str(options.init)}
-    return {"grpo": chosen, "rewards": options.weights, "lora": lora, "mode": options.mode, "seed": options.seed,
+    return {"grpo": chosen, "rewards": options.weights, "lora": lora, "mode": options.mode,
+            "constrained": options.constrained, "seed": options.seed,
             "max_steps": options.max_steps, "episode_steps": options.episode_steps,
             "episode_iterations": options.episode_iterations}
 
