@@ -8,6 +8,7 @@ import json
 import pytest
 
 from aoi.agents.actions import extract_json, parse_tool_call
+from aoi.agents.runtime import policy_of
 from aoi.models import ModelError, load_model
 from aoi.models.constrained import NEXT_STEPS, ROLE_TOOLS
 from aoi.models.retry import RetryingModel
@@ -111,6 +112,9 @@ def test_an_adapter_with_its_manifest_loads_and_changes_outputs(tmp_path):
     spec = load_model(f"local:tiny+adapter={adapter}", temperature=0.0, max_tokens=2, timeout=60.0)
     assert isinstance(spec, RetryingModel) and isinstance(spec.inner.model, peft.PeftModel)
     assert spec.inner.max_new_tokens == 2
+    manifest = json.loads((adapter / "manifest.json").read_text())
+    policy = policy_of(spec)  # what a trajectory records: the adapter and its manifest's version
+    assert (policy.adapter, policy.version) == (str(adapter), manifest["version"]) and manifest["version"]
 
 
 def test_an_adapter_for_another_base_is_refused_saying_which(tmp_path):

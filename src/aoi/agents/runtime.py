@@ -113,6 +113,19 @@ def _submit_unanswered(env, task_type: str, recorder: Recorder) -> None:
     recorder.record("observer", [], None, action=action, observation=observation)
 
 
+def policy_of(model: Model) -> Policy:
+    """Return which model made a trajectory: its name, and a local model's LoRA adapter and the adapter's version.
+
+    Example:
+        >>> from aoi.models.replay import ReplayModel
+        >>> policy_of(ReplayModel([]))
+        Policy(model='replay', adapter=None, version=None)
+    """
+    adapter = getattr(model, "adapter", None)
+    return Policy(getattr(model, "name", "model"), adapter=str(adapter) if adapter else None,
+                  version=getattr(model, "adapter_version", None))
+
+
 def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: int = 0,
                 approval: ApprovalPolicy | None = None, audit: AuditLog | None = None,
                 on_step: Callable[[Step], None] | None = None) -> Trajectory:
@@ -124,7 +137,7 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     backend = getattr(getattr(env, "backend", None), "name", "twin")
     traj = Trajectory(problem.id, problem.task_type, family=problem.family, target=problem.target, backend=backend,
                       seed=config.env.seed, attempt=attempt, config=resolved(config),
-                      policy=Policy(getattr(models["observer"], "name", "model")))
+                      policy=policy_of(models["observer"]))
     traj.started_at = time.time()
     traj.env_version = env.reset()[1]["env_version"]
     recorder = Recorder(traj, on_step=on_step)

@@ -51,12 +51,13 @@ class LocalModel:
             'The capital of France is Paris.'
         """
         self.base, self.adapter = str(base), Path(adapter) if adapter else None
+        self.adapter_version: str | None = None  # the adapter manifest's version (trajectories record it)
         self.device = _device(device)
         check_base(self.base)  # the commoner mistakes first, before the heavy load
         if threads:
             _set_threads(threads)
         if self.adapter is not None:
-            check_adapter(self.adapter, self.base)
+            self.adapter_version = check_adapter(self.adapter, self.base).get("version")
         model, self.tokenizer = load_base(self.base, self.device)
         self.model = _with_adapter(model, self.adapter)
         self.name = f"local:{_short(self.base)}" + (f"+{self.adapter.name}" if self.adapter else "")
