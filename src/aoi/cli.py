@@ -34,6 +34,10 @@ LAZY = {
               "from the twin."),
     "data": ("aoi.data.cli", "data_app", "Trajectories as training data: SFT/RL datasets with splits, and teacher "
              "data."),
+    "scenarios": ("aoi.evolve.cli", "scenarios_app", "Fault scenarios: validate them by executing each in a fresh "
+                  "twin; export the seeds."),
+    "evolve": ("aoi.evolve.cli", "evolve_app", "The Evolvers: generate new fault scenarios; mine failed runs into "
+               "guidance."),
 }
 
 
