@@ -32,6 +32,7 @@ class Step:
     # an aoi.protocols.Status (a str: old stores' plain strings read the same; an unknown one is kept as it is)
     status: Status | str = Status.OK
     messages: list[dict] | None = None  # the full messages sent (training data; the store deduplicates them)
+    guidance_ids: list[str] | None = None  # guidance entries the Observer's prompt showed (None: no guidance)
 
 
 def _step(data: dict) -> Step:

@@ -21,6 +21,8 @@ ROLE_STYLE = {"observer": "bold cyan", "probe": "green", "executor": "yellow", "
 QUIET_ENV = {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
              "PYTHONWARNINGS": "ignore", "TOKENIZERS_PARALLELISM": "false"}
 VERBOSE_HELP = "Show third-party warnings, logs and progress bars (transformers, Hugging Face, tqdm)."
+GUIDANCE_HELP = ("Guidance JSONL from `aoi evolve guidance`: the entries most similar to the findings go into the "
+                 "Observer's prompt (config agent.guidance; the trajectory records which were shown).")
 
 
 def quiet_libraries(verbose: bool = False) -> None:
@@ -84,6 +86,7 @@ def run(
                                        "apps deployed, `aoi rbac` applied)."),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster "
                                            "(--backend cluster)."),
+    guidance: Path | None = typer.Option(None, "--guidance", help=GUIDANCE_HELP),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Diagnose (and for mitigation tasks, repair) one problem on the twin or a cluster with the AOI agents."""
@@ -100,7 +103,8 @@ def run(
 
     console = Console()
     overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.target": target,
-                 "approval.mode": approval, "env.backend": backend, "env.kubeconfig": kubeconfig}
+                 "approval.mode": approval, "env.backend": backend, "env.kubeconfig": kubeconfig,
+                 "agent.guidance.file": guidance}
     try:
         config = load_config(config_file, {k: v for k, v in overrides.items() if v is not None})
         env = make(problem_id, seed=config.env.seed, target=config.env.target, max_steps=config.env.max_steps,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from aoi.agents.actions import FormatError, extract_json, submit_action
 from aoi.agents.compressor import Compressor
+from aoi.agents.guidance import Guide, line, mark, situation
 from aoi.agents.loop import LimitsExceeded, Loop, Recorder, Retry, SubAgent, Submitted, render, reply_text
 from aoi.agents.memory import Finding, Memory, as_text
 from aoi.agents.tools import declared, render_team
@@ -55,9 +56,10 @@ class Observer(Loop):
     """Decide, iteration by iteration, until it submits (or must)."""
 
     def __init__(self, model: Model, team: Team, recorder: Recorder, compress: Compressor, memory: Memory,
-                 episode: Episode):
+                 episode: Episode, guide: Guide | None = None):
         super().__init__(Role.OBSERVER, model, recorder)
         self.team, self.compress, self.memory, self.episode = team, compress, memory, episode
+        self.guide, self.shown = guide, []  # guidance (None: off) and the entry ids the current prompt shows
         self.answer: object = None
         self.feedback = ""  # what the next prompt says about the last step (an invalid reply, a failed call)
 
@@ -78,9 +80,10 @@ class Observer(Loop):
         warning = " This is your last iteration: submit now." if iteration == e.max_iterations else ""
         system = {"role": "system", "content": render("observer", "system", answer_format=ANSWER_FORMATS[e.task_type],
                                                       team=render_team())}
+        description = e.description + self._guidance()
 
         def build(findings: str) -> list[dict]:
-            user = render("observer", "user", task_type=e.task_type, description=e.description,
+            user = render("observer", "user", task_type=e.task_type, description=description,
                           answer_format=ANSWER_FORMATS[e.task_type], iteration=iteration,
                           max_iterations=e.max_iterations, steps_left=e.steps_left(), warning=warning,
                           plan=self.memory.render_plan(), findings=findings,
@@ -88,6 +91,23 @@ class Observer(Loop):
             return [system, {"role": "user", "content": user}]
 
         return self.memory.prompt(build)
+
+    def step(self) -> None:
+        """Take one step; with guidance, its records name the entries the prompt showed."""
+        first = len(self.recorder.trajectory.steps)
+        try:
+            super().step()
+        finally:
+            if self.guide is not None:
+                mark(self.recorder.trajectory, first, self.shown)
+
+    def _guidance(self) -> str:
+        """Pick the guidance entries for this prompt (kept for the record) and render them; "" without a guide."""
+        if self.guide is None:
+            return ""
+        shown = self.guide.select(self.episode.task_type, situation(self.episode.description, self.memory))
+        self.shown = [entry.id for entry in shown]
+        return "\n\n" + render("observer", "guidance", entries="\n".join(map(line, shown))) if shown else ""
 
     def execute(self, messages: list[dict], completion) -> None:
         """Remember the decision; submit, or dispatch its instruction to a sub-agent."""

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from aoi.agents.actions import submit_action
 from aoi.agents.compressor import Compressor
+from aoi.agents.guidance import guide_of
 from aoi.agents.loop import Guards, Recorder, SubAgent
 from aoi.agents.memory import Memory
 from aoi.agents.observer import Episode, Observer, Team
@@ -158,7 +159,7 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
                       max_iterations=config.agent.max_iterations, submit=lambda action: _step(env, action, None),
                       steps_left=steps_left)
     observer = Observer(models["observer"], Team(probe, executor), recorder, compress,
-                        Memory(config.agent.observer_context_tokens), episode)
+                        Memory(config.agent.observer_context_tokens), episode, guide=guide_of(config.agent.guidance))
     try:
         traj.submission = observer.run()
     except KeyboardInterrupt as exc:  # the caller may save what happened so far: it rides on the exception

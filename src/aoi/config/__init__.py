@@ -7,6 +7,7 @@ from aoi.config.schema import (
     ApprovalConfig,
     ConfigError,
     EnvConfig,
+    GuidanceConfig,
     ModelConfig,
     RoleModels,
     RunConfig,
@@ -14,5 +15,5 @@ from aoi.config.schema import (
 )
 
 __all__ = ["CONFIG_ENV", "DEFAULT_FILES", "ENV_VARS", "ROLES", "AgentConfig", "ApprovalConfig",
-           "ConfigError", "EnvConfig", "ModelConfig", "RoleModels", "RunConfig", "StoreConfig", "load_config",
-           "resolved"]
+           "ConfigError", "EnvConfig", "GuidanceConfig", "ModelConfig", "RoleModels", "RunConfig", "StoreConfig",
+           "load_config", "resolved"]

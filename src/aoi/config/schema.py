@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,6 +64,31 @@ class ModelConfig(_Section):
         return url
 
 
+class GuidanceConfig(_Section):
+    """Guidance mined from failed runs (`aoi evolve guidance`) that the Observer is shown."""
+
+    file: Path = Field(..., description="Guidance JSONL written by `aoi evolve guidance --out FILE`.")
+    sha256: str | None = Field(None, description="The file's sha256, filled in when the config is loaded (a run's "
+                               "config.json records it; a resume with a changed file is refused).")
+    top_k: int = Field(3, ge=1, description="Most entries shown in one Observer prompt.")
+    budget_tokens: int = Field(300, ge=20, description="Tokens (cl100k) the shown entries may take together.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hash_file(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("file") is None:
+            return data
+        path = Path(data["file"])
+        if not path.is_file():
+            raise ValueError(f"guidance file {path} does not exist; write one with `aoi evolve guidance --from "
+                             f"RUN_DIR --out {path}` or drop --guidance")
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if data.get("sha256") not in (None, digest):
+            raise ValueError(f"guidance file {path} changed since sha256 {data['sha256'][:12]}... was recorded; "
+                             "restore it or start a new run (another --out)")
+        return {**data, "sha256": digest}
+
+
 class AgentConfig(_Section):
     """Budgets and guards of the agent loop."""
 
@@ -76,6 +102,9 @@ class AgentConfig(_Section):
     repeat_limit: int = Field(2, ge=1, description="How often one sub-agent call may run the same action before the "
                                                    "guard refuses it.")
     output_cap_chars: int = Field(12000, ge=200, description="Raw output characters kept before compression.")
+    guidance: GuidanceConfig | None = Field(None, description="Guidance entries retrieved into the Observer's "
+                                            "prompt ({file, top_k, budget_tokens}; None: no guidance, the prompt "
+                                            "is unchanged).")
 
     @model_validator(mode="after")
     def _compressed_fits(self) -> AgentConfig:
