@@ -6,7 +6,7 @@ import difflib
 import functools
 from typing import NamedTuple
 
-from aoi.problems import build
+from aoi.problems import build, scenarios
 from aoi.problems.families import FAMILIES, WORKLOADS
 from aoi.problems.model import TASK_TYPES, Family, Problem
 from aoi.problems.targets import describe, valid_targets
@@ -79,6 +79,10 @@ def make(problem_id: str, target: str | None = None) -> Problem:
         >>> make("revoke_auth_mongodb-localization-1", target="mongodb-rate").answers.localization
         ('mongodb-rate', 'rate')
     """
+    if problem_id.startswith(scenarios.PREFIX):  # a registered scenario's problem (aoi.problems.scenarios)
+        if target is not None:
+            raise ValueError(f"{problem_id} takes no target: a scenario's fault names its own components")
+        return scenarios.make_problem(problem_id)
     family, task, default = entry(problem_id)
     if target is not None:
         _check_target(problem_id, family, target)
