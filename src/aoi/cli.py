@@ -30,7 +30,7 @@ LAZY = {
     "serve-env": ("aoi.env.cli", "serve_env", "Serve the environment over HTTP on 127.0.0.1 (bearer token)."),
     "trajectories": ("aoi.store.cli", "trajectories_app", "Browse the trajectory store: recent ids, one episode "
                      "step by step, JSONL export."),
-    "train": ("aoi.train.cli", "train_app", "Train a role's LoRA adapter: SFT on teacher data, GRPO on rewards "
+    "train": ("aoi.echo.cli", "train_app", "Train a role's LoRA adapter: SFT on teacher data, GRPO on rewards "
               "from the twin."),
     "data": ("aoi.data.cli", "data_app", "Trajectories as training data: SFT/RL datasets with splits, and teacher "
              "data."),

@@ -1,0 +1,163 @@
+"""`aoi train grpo --engine echo`: options, the run's parts, the co-located baseline, and the manifest.
+
+Modes: `colocated` (one process: draw the step's groups, then train on them; the baseline), `sequential` (Ray: the
+trainer pulls groups from sampler actors that refresh to its version first; staleness 0) and `async` (Ray: samplers
+push version-tagged groups into the replay buffer without waiting; the trainer takes those at most S versions old
+and drops the rest). The Ray modes live in aoi.echo.swarm.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from aoi.echo.metrics import Clock, MetricsLog, step_line
+from aoi.echo.sampler import Sampler, SamplerSpec
+from aoi.echo.trainer import Trainer, TrainSpec
+from aoi.train.grpo import COLUMNS, GRPO_DEFAULTS, GrpoOptions, read_config
+
+MODES = ("colocated", "sequential", "async")
+
+
+@dataclass(kw_only=True)
+class EchoOptions:
+    """An Echo run: Learning I's GRPO options plus the mode, the samplers, the staleness bound and the cluster."""
+
+    grpo: GrpoOptions
+    mode: str = "colocated"
+    samplers: int = 1
+    staleness: int = 1  # S: async takes groups drawn at most S versions before the trainer's
+    ray_address: str | None = None  # None: a local Ray instance; "auto" or host:port: an existing cluster
+    buffer_capacity: int | None = None  # groups the buffer holds (None: 2 steps' worth)
+
+
+@dataclass(kw_only=True)
+class Run:
+    """What the drivers share: options, dataset rows, sampler and trainer settings, the clock and the log."""
+
+    options: EchoOptions
+    rows: list[dict]
+    sampler: SamplerSpec
+    train: TrainSpec
+    policy: dict  # base, init, lora, device, seed, threads: how both ends load the policy
+    groups_per_step: int
+    log: MetricsLog
+    clock: Clock
+
+    def rows_of(self, step: int) -> list[int]:
+        """Return the dataset rows of a step's groups (sequential and colocated walk the dataset in order)."""
+        return [(step * self.groups_per_step + i) % len(self.rows) for i in range(self.groups_per_step)]
+
+    def record(self, groups: list, update: dict, sampler_busy: float, dropped: int = 0, depth: int = 0) -> dict:
+        """Write the step's metrics line and return it."""
+        line = step_line(mode=self.options.mode, groups=groups, update=update, clock=self.clock,
+                         weights=self.sampler.weights, sampler_busy=sampler_busy, dropped=dropped, queue_depth=depth)
+        self.log.write(line)
+        return line
+
+
+def validate(options: EchoOptions) -> None:
+    """Refuse what Echo cannot run, saying what it can."""
+    if options.mode not in MODES:
+        raise ValueError(f"--mode {options.mode!r} is unknown; use colocated, sequential or async")
+    if options.samplers < 1 or options.staleness < 0:
+        raise ValueError(f"--samplers {options.samplers} and --staleness {options.staleness}: give at least 1 "
+                         "sampler and a staleness of 0 or more")
+    if options.grpo.role != "observer" or options.grpo.mode != "per_decision":
+        raise ValueError(f"--engine echo trains the observer on per_decision rollouts (got role "
+                         f"{options.grpo.role!r}, mode {options.grpo.mode!r}); use --engine trl for the others")
+
+
+def prepare(options: EchoOptions) -> Run:
+    """Read the config and dataset; return the run's shared parts (metrics log started)."""
+    from aoi.train.common import offline
+    from aoi.train.dataset import load_view
+
+    options.grpo = read_config(options.grpo)
+    validate(options)
+    offline()
+    grpo, settings = options.grpo, {**GRPO_DEFAULTS, **options.grpo.grpo}
+    rows = load_view(grpo.data, "rl", grpo.split, "train").select_columns(list(COLUMNS)).to_list()
+    base = grpo.base or (_init_base(grpo.init) if grpo.init else "tiny")
+    init = str(grpo.init) if grpo.init else None
+    policy = {"base": base, "init": init, "lora": grpo.lora, "device": grpo.device, "seed": grpo.seed, "threads": 1}
+    sampler = SamplerSpec(base=base, init=init, lora=grpo.lora, device=grpo.device,
+                          generations=settings["num_generations"], max_new_tokens=settings["max_completion_length"],
+                          temperature=settings["temperature"], constrained=grpo.constrained,
+                          episode_steps=grpo.episode_steps, weights=grpo.weights, seed=grpo.seed)
+    train = TrainSpec(learning_rate=settings["learning_rate"], epsilon=settings.get("epsilon", 0.2),
+                      is_cap=settings.get("vllm_importance_sampling_cap", 3.0), temperature=settings["temperature"],
+                      max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)))
+    per_step = max(1, settings["per_device_train_batch_size"] // settings["num_generations"])
+    Path(grpo.out).mkdir(parents=True, exist_ok=True)
+    return Run(options=options, rows=rows, sampler=sampler, train=train, policy=policy, groups_per_step=per_step,
+               log=MetricsLog(grpo.out), clock=Clock(started=time.perf_counter(), samplers=options.samplers))
+
+
+def _init_base(init: Path) -> str:
+    """Return the base named by an init adapter's manifest."""
+    from aoi.train.manifest import read_manifest
+
+    return read_manifest(init)["base"]
+
+
+def train_echo(options: EchoOptions) -> dict:
+    """Run GRPO with the Echo engine in the chosen mode; write adapter, metrics and manifest; return the manifest.
+
+    Example:
+        >>> grpo = GrpoOptions(data=Path("runs/data"), out=Path("runs/echo"), max_steps=4)
+        >>> train_echo(EchoOptions(grpo=grpo, mode="async", samplers=2, staleness=1))  # doctest: +SKIP
+        {'base': 'tiny', ..., 'engine': 'echo', 'mode': 'async'}
+    """
+    run = prepare(options)
+    try:
+        if options.mode == "colocated":
+            summary, files = colocated(run)
+        else:
+            from aoi.echo.swarm import swarm
+
+            summary, files = swarm(run)
+    finally:
+        run.log.close()
+    return finish(run, summary, files)
+
+
+def colocated(run: Run) -> tuple[dict, dict]:
+    """Draw each step's groups, then train on them, in this one process (the sampler shares the trainer's model)."""
+    from aoi.echo.weights import adapter_files
+
+    run.clock.samplers = 1
+    trainer = Trainer(run.train, run.policy, run.options.grpo.out, resume=run.options.grpo.resume)
+    sampler = Sampler(0, run.sampler, run.rows, model=trainer.model, tokenizer=trainer.tokenizer)
+    busy, run.clock.started = 0.0, time.perf_counter()  # the clock starts when the models are loaded
+    while trainer.step < run.options.grpo.max_steps:
+        groups = [sampler.draw(row, version=trainer.version) for row in run.rows_of(trainer.step)]
+        busy += sum(g.busy_s for g in groups)
+        run.record(groups, trainer.update(groups), busy)
+    return {"steps": trainer.step, "version": trainer.version}, adapter_files(trainer.model)
+
+
+def finish(run: Run, summary: dict, files: dict[str, bytes]) -> dict:
+    """Write the final adapter and the manifest (kind grpo, engine echo) into --out; return the manifest."""
+    from aoi.models.bases import base_identity
+    from aoi.train.common import read_jsonl
+    from aoi.train.dataset import data_sha256
+    from aoi.train.manifest import write_manifest
+
+    grpo, out = run.options.grpo, Path(run.options.grpo.out)
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+    lines = read_jsonl(out / "metrics.jsonl") if (out / "metrics.jsonl").is_file() else []
+    last = lines[-1] if lines else {}
+    metrics = {**summary, "wall_seconds": round(run.clock.wall(), 3),
+               **{k: last[k] for k in ("reward", "rollouts_per_s", "tokens_per_s", "trainer_idle",
+                                       "sampler_idle", "dropped_stale_total") if k in last}}
+    hyper = {"grpo": {**GRPO_DEFAULTS, **grpo.grpo}, "rewards": grpo.weights, "lora": grpo.lora.as_dict(),
+             "seed": grpo.seed, "max_steps": grpo.max_steps, "episode_steps": grpo.episode_steps,
+             "groups_per_step": run.groups_per_step, "train": run.train.__dict__}
+    return write_manifest(out, base=base_identity(run.policy["base"]), data_sha256=data_sha256(grpo.data),
+                          split=grpo.split, role=grpo.role, hyper_parameters=hyper, metrics=metrics, kind="grpo",
+                          extra={"engine": "echo", "mode": run.options.mode, "samplers": run.options.samplers,
+                                 "staleness": run.options.staleness, "init": run.policy["init"],
+                                 "constrained": grpo.constrained, "device": grpo.device})
