@@ -18,3 +18,8 @@ def scenarios_group() -> None:
 @evolve_app.callback()
 def evolve_group() -> None:
     """The Evolvers: generate new fault scenarios; mine failed runs into guidance."""
+
+
+from aoi.evolve.guidance_cli import guidance_command  # noqa: E402 - C's command, registered like the others
+
+evolve_app.command("guidance")(guidance_command)
