@@ -10,6 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from aoi.agents.guidance import Entry, load_guidance
+from aoi.cli import app
 from aoi.config import load_config
 from aoi.evaluate.runner import run_eval
 from aoi.evolve.cli import evolve_app
@@ -112,7 +113,11 @@ def test_mined_guidance_is_shown_in_a_guided_eval(failed_run, tmp_path):
     out = tmp_path / "mined.jsonl"
     assert CliRunner().invoke(evolve_app, ["guidance", "--from", str(failed_run), "--out", str(out)]).exit_code == 0
     mined = {e.id for e in load_guidance(out)}
-    guided = _eval(tmp_path, "guided", WRONG, problems=(FAULTY,), k=1, **{"agent.guidance.file": str(out)})
+    script, guided = tmp_path / "wrong.yaml", tmp_path / "guided"
+    script.write_text(yaml.safe_dump(WRONG))
+    result = CliRunner().invoke(app, ["eval", "--out", str(guided), "--problems", FAULTY, "--model",
+                                      f"replay:{script}", "--executor", "thread", "--guidance", str(out)])
+    assert result.exit_code == 0, result.output
     (traj,) = TrajectoryStore(guided / "trajectories.db").query()
     assert traj.guidance_ids and set(traj.guidance_ids) <= mined
     first = next(s for s in traj.steps if s.role == "observer" and s.messages)

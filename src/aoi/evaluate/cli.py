@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from aoi.agents.cli import VERBOSE_HELP, quiet_libraries
+from aoi.agents.cli import GUIDANCE_HELP, VERBOSE_HELP, quiet_libraries
 
 
 def _console() -> Console:
@@ -46,6 +46,7 @@ def eval_command(
                                         "--problems: [RULE:]PART, e.g. test or by_family:test (RULE: by_target)."),
     data: Path | None = typer.Option(None, "--data", help="The dataset folder (`aoi data export --out`) whose "
                                         "splits.json --split reads."),
+    guidance: Path | None = typer.Option(None, "--guidance", help=GUIDANCE_HELP),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Run K attempts of each problem (on the twin, or a cluster) with a worker pool; print and write the summary."""
@@ -56,7 +57,8 @@ def eval_command(
     console = _console()
     with _errors(console):
         overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.backend": backend,
-                     "env.kubeconfig": str(kubeconfig) if kubeconfig else None}
+                     "env.kubeconfig": str(kubeconfig) if kubeconfig else None,
+                     "agent.guidance.file": str(guidance) if guidance else None}
         config, pairs = _setup(console, config_file, overrides, (problems, task_type, app, targets), workers)
         pairs = split_pairs(split, data) if split else pairs
         if config.env.backend == "cluster" and workers > 1:
