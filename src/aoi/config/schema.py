@@ -150,6 +150,9 @@ class EnvConfig(_Section):
                                        "backend, e.g. http://localhost:32000 (None: get_metrics says so).")
     jaeger_url: str | None = Field(None, description="Jaeger query HTTP address get_traces reads on a cluster "
                                    "backend, e.g. http://localhost:16686 (None: get_traces says so).")
+    scenarios: list[Path] | None = Field(None, description="Scenario files (JSON Lines, docs/scenarios.md) whose "
+                                         "problems scenario:<id>-<task> ids name; `aoi eval --problems "
+                                         "scenarios:FILE` sets it so workers and resumes rebuild them.")
 
     @model_validator(mode="after")
     def _cluster_needs_kubeconfig(self) -> EnvConfig:

@@ -17,6 +17,7 @@ from pathlib import Path
 from aoi.env import observability, telemetry
 from aoi.env.cluster_access import ClusterError, KubectlAs, admin_client, check_namespace, role_kubeconfigs, verify
 from aoi.env.roles import credential
+from aoi.env.scenario import inject, is_scenario, recover
 from aoi.env.workload import start_workload, stop_workload
 from aoi.faults import get as get_injector
 from aoi.kube import tolerate
@@ -76,7 +77,7 @@ class ClusterBackend:
         """Inject the problem's fault with AOI's injector, then wait as AIOpsLab does."""
         fault = problem.fault
         try:
-            get_injector(fault.mechanism).inject(self.kube, fault.namespace, fault.target, **dict(fault.params))
+            inject(problem, self.kube, self.runner(None))  # an injector, or a scenario's operations
         except Exception as exc:
             raise ClusterError(f"injecting {fault.mechanism} into {fault.namespace}/{fault.target} failed ({exc}); "
                                f"check that {problem.app} is deployed as in its manifests") from exc
@@ -85,6 +86,8 @@ class ClusterBackend:
 
     def close(self) -> None:
         """Recover the injected fault and stop the workload (a failure is warned about, never hidden)."""
+        if self.injected is not None and is_scenario(self.injected):
+            self._recover_scenario()
         if self.injected is not None:
             fault, self.injected = self.injected.fault, None
             try:
@@ -97,6 +100,14 @@ class ClusterBackend:
             stop_workload(self.kube)
         if self.kube is not None:
             self.kube.close()  # the episode's client: a later start opens a new one
+
+    def _recover_scenario(self) -> None:
+        """Undo a scenario's fault by running its solution commands as admin (failures are warned about)."""
+        problem, self.injected = self.injected, None
+        failed = recover(problem, self)
+        if failed:
+            warnings.warn(f"recovering {problem.id} by its solution commands failed ({'; '.join(failed)}); undo it "
+                          "by hand or re-apply the app's manifests", RuntimeWarning, stacklevel=3)
 
     # --- time ---
     def now(self) -> float:

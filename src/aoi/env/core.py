@@ -18,6 +18,7 @@ from aoi.env.roles import ROLES, SUBMITTERS
 from aoi.env.version import ENV_VERSION
 from aoi.problems.model import Problem
 from aoi.problems.registry import make as make_problem
+from aoi.problems.scenarios import register as register_scenarios
 from aoi.safety.gate import MAX_COMMAND
 from aoi.safety.policy import one_line
 
@@ -31,10 +32,11 @@ RESET_OPTIONS = ("target",)
 
 
 def make(problem_id: str, backend: str = "twin", seed: int = 0, target: str | None = None, max_steps: int = 30,
-         workdir: str | Path | None = None, **backend_options) -> StepLimit:
+         workdir: str | Path | None = None, scenarios: list | None = None, **backend_options) -> StepLimit:
     """Create the environment of one problem: an Env inside its step budget.
 
-    `seed` is the default of every reset(); `backend_options` go to the backend: for "cluster", kubeconfig
+    `seed` is the default of every reset(); `scenarios` names scenario files whose `scenario:<id>-<task>` problems
+    `problem_id` may be (aoi.problems.scenarios); `backend_options` go to the backend: for "cluster", kubeconfig
     (required), prometheus_url, jaeger_url, settle_limit, after_inject, workload (see
     aoi.env.cluster_backend.ClusterBackend); None values are ignored.
 
@@ -43,6 +45,8 @@ def make(problem_id: str, backend: str = "twin", seed: int = 0, target: str | No
         ...     observation, info = env.reset(seed=3)
         >>> env = make("wrong_bin_usage-mitigation-1", backend="cluster", kubeconfig="admin.yaml")  # doctest: +SKIP
     """
+    for path in scenarios or ():
+        register_scenarios(path)
     problem = make_problem(problem_id, target)
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r} is not available here; use 'twin' or 'cluster' (AIOpsLab itself runs "
@@ -64,10 +68,11 @@ def backend_options(env_config) -> dict:
     Example:
         >>> from aoi.config import EnvConfig
         >>> backend_options(EnvConfig())
-        {'backend': 'twin', 'kubeconfig': None, 'prometheus_url': None, 'jaeger_url': None}
+        {'backend': 'twin', 'kubeconfig': None, 'prometheus_url': None, 'jaeger_url': None, 'scenarios': None}
     """
     return {"backend": env_config.backend, "kubeconfig": env_config.kubeconfig,
-            "prometheus_url": env_config.prometheus_url, "jaeger_url": env_config.jaeger_url}
+            "prometheus_url": env_config.prometheus_url, "jaeger_url": env_config.jaeger_url,
+            "scenarios": env_config.scenarios}
 
 
 def _backend(name: str, workdir: Path, options: dict):

@@ -10,8 +10,8 @@ from pathlib import Path
 from aoi.apps.catalog import load_app
 from aoi.env import telemetry
 from aoi.env.roles import credential
+from aoi.env.scenario import inject
 from aoi.env.workload import start_workload
-from aoi.faults import get as get_injector
 from aoi.kube import Kube
 from aoi.problems.model import Problem
 from aoi.twin import build_twin
@@ -65,9 +65,8 @@ class TwinBackend:
         cache = self.workdir / "kubecache"
         self.runners = {role: KubectlRunner(self.twin, path, cache) for role, path in self.kubeconfigs.items()}
         self.kube = Kube.from_kubeconfig(self.kubeconfigs["admin"], clock=self.twin.clock.now)
-        fault = problem.fault
         with sim_budget(self.twin, INJECT_BUDGET):
-            get_injector(fault.mechanism).inject(self.kube, fault.namespace, fault.target, **dict(fault.params))
+            inject(problem, self.kube, self.runner(None))  # an injector, or a scenario's operations
         self.twin.advance(AFTER_INJECT)
         if problem.workload is not None:
             start_workload(self.kube, problem.namespace, problem.workload)

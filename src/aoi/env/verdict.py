@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import time
 
+from aoi.env.scenario import is_scenario
+from aoi.env.scenario import judge as judge_scenario
 from aoi.problems.model import Problem
 from aoi.problems.oracles import OracleResult, parity_check, strict_check
 from aoi.problems.parity import POLLS
@@ -41,6 +43,8 @@ def judge_mitigation(problem: Problem, backend) -> tuple[OracleResult, float]:
     Example (sketch; needs a started backend):
         verdict, settled = judge_mitigation(env.problem, env.backend)
     """
+    if is_scenario(problem):  # no AIOpsLab verdict exists: strict health plus no symptom, for both
+        return judge_scenario(problem, backend)
     ended = backend.now()
     parity = parity_verdict(problem, backend)
     backend.settle()

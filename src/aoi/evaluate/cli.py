@@ -23,7 +23,8 @@ def _console() -> Console:
 def eval_command(
     out: Path = typer.Option(..., "--out", help="Run directory: results.jsonl, summary.json, trajectories.db, "
                              "config.json. The same command with the same --out resumes; one eval per DIR at a time."),
-    problems: str = typer.Option("all", "--problems", help="all, or comma-separated problem ids."),
+    problems: str = typer.Option("all", "--problems", help="all, comma-separated problem ids, or scenarios:FILE "
+                                 "(the four task types of each valid scenario in a JSON Lines file)."),
     task_type: str | None = typer.Option(None, "--task-type", help="detection, localization, analysis or "
                                             "mitigation."),
     app: str | None = typer.Option(None, "--app", help="hotel-reservation, social-network or astronomy-shop."),
@@ -129,10 +130,11 @@ def split_pairs(split: str, data: Path | None) -> list[tuple[str, str | None]]:
 def _setup(console: Console, config_file: Path | None, overrides: dict, selection: tuple, workers: int):
     """Return (config, (problem_id, target) pairs), printing notes on skipped problems; ValueError when unusable."""
     from aoi.config import load_config
-    from aoi.evaluate.select import select
+    from aoi.evaluate.select import select, with_scenarios
 
     config = load_config(config_file, {key: v for key, v in overrides.items() if v is not None})
     pairs, notes = select(*selection)
+    config = with_scenarios(config, selection[0])  # workers and resumes rebuild scenario problems from the file
     for note in notes:
         console.print(f"[yellow]note:[/] {note}")
     if not pairs:

@@ -1,16 +1,49 @@
-"""Choose what an eval runs: problem ids (all or a list), filtered by task type and app, optionally every target."""
+"""Choose what an eval runs: problem ids (all, a list, or a scenario file), filtered by task type and app, optionally
+every target."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from aoi.config import RunConfig
 from aoi.problems import TASK_TYPES, Problem, list_problems
 from aoi.problems import make as make_problem
 from aoi.problems.families import FAMILIES
+from aoi.problems.scenarios import load_valid, problem_id
+
+SCENARIOS = "scenarios:"  # --problems scenarios:FILE: the four task types of each valid scenario in FILE
+
+
+def scenario_file(ids: str) -> Path | None:
+    """Return the scenario file a --problems value names (absolute, so workers anywhere find it), else None.
+
+    Example:
+        >>> scenario_file("scenarios:/data/gen.jsonl").as_posix(), scenario_file("all")
+        ('/data/gen.jsonl', None)
+    """
+    ids = ids.strip()
+    return Path(ids.removeprefix(SCENARIOS)).expanduser().resolve() if ids.startswith(SCENARIOS) else None
+
+
+def with_scenarios(config: RunConfig, ids: str) -> RunConfig:
+    """Return the config with env.scenarios naming --problems' scenario file (workers and resumes rebuild from it)."""
+    path = scenario_file(ids)
+    if path is None:
+        return config
+    config = config.model_copy(deep=True)
+    config.env.scenarios = [path]
+    return config
+
+
+def _scenario_pairs(path: Path, task_type: str | None, app: str | None) -> tuple[list[tuple[str, None]], list[str]]:
+    """Return the four task types of each valid scenario in a file (registered here), and a note per one skipped."""
+    scenarios, notes = load_valid(path)
+    tasks = [t for t in TASK_TYPES if task_type in (None, t)]
+    return [(problem_id(s.id, t), None) for s in scenarios if app in (None, s.app) for t in tasks], notes
 
 
 def _problems(ids: str, task_type: str | None, app: str | None) -> list[Problem]:
     """Resolve `all` or a comma-separated id list, then apply the filters."""
-    if task_type is not None and task_type not in TASK_TYPES:
-        raise ValueError(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}")
     apps = sorted({f.app for f in FAMILIES})
     if app is not None and app not in apps:
         raise ValueError(f"unknown app {app!r}; choose from {', '.join(apps)}")
@@ -36,9 +69,13 @@ def select(ids: str = "all", task_type: str | None = None, app: str | None = Non
         >>> len(select("k8s_target_port-misconfig-mitigation-1", targets="all")[0]) > 1
         True
     """
+    if task_type is not None and task_type not in TASK_TYPES:
+        raise ValueError(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}")
     if targets not in (None, "default", "all"):
         raise ValueError(f"--targets takes 'all' (every valid target) or nothing (each problem's default), "
                          f"not {targets!r}")
+    if scenario_file(ids) is not None:
+        return _scenario_pairs(scenario_file(ids), task_type, app)
     problems = _problems(ids, task_type, app)
     skipped = [p.id for p in problems if p.backend != "twin"]
     note = (f"skipped {len(skipped)} problem(s) that need the aiopslab backend (Docker Compose apps the twin does "

@@ -84,25 +84,28 @@ def format_errors(obj) -> list[str]:
     """Return what is wrong with a scenario object's format, one sentence each (empty: valid).
 
     Example:
-        >>> format_errors({"id": "x"})[0]
-        "missing field 'app': add it (see docs/scenarios.md)"
+        >>> format_errors({"id": "x"})[0][:42]
+        "missing fields 'app', 'namespace', 'descri"
     """
     import jsonschema
 
     if not isinstance(obj, dict):
         return [f"a scenario is a JSON object, not {type(obj).__name__}"]
     validator = jsonschema.Draft202012Validator(SCHEMA)
-    errors = [_schema_message(e) for e in sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path))]
+    found = sorted(validator.iter_errors(obj), key=lambda e: [str(p) for p in e.absolute_path])
+    missing: dict[str, list[str]] = {}  # where -> the required fields it lacks, said in one sentence
+    for error in (e for e in found if e.validator == "required"):
+        missing.setdefault("/".join(str(p) for p in error.absolute_path), []).append(error.message.split("'")[1])
+    errors = [f"{where + ': ' if where else ''}missing field{'s' if len(names) > 1 else ''} "
+              f"{', '.join(map(repr, names))}: add {'them' if len(names) > 1 else 'it'} (see docs/scenarios.md)"
+              for where, names in missing.items()]
+    errors += [_schema_message(e) for e in found if e.validator != "required"]
     return errors or _value_errors(obj)
 
 
 def _schema_message(error) -> str:
     """Return one schema error as a sentence naming the field and the fix."""
     where = "/".join(str(p) for p in error.absolute_path) or "the scenario"
-    if error.validator == "required":
-        missing = error.message.split("'")[1]
-        prefix = "" if where == "the scenario" else f"{where}: "
-        return f"{prefix}missing field {missing!r}: add it (see docs/scenarios.md)"
     if error.validator == "additionalProperties":
         return f"{where}: {error.message}; remove it or check its spelling (see docs/scenarios.md)"
     return f"{where}: {error.message}"
@@ -200,7 +203,8 @@ def problem_of(scenario: Scenario, task_type: str) -> Problem:
     root, workload = scenario.root_cause, WORKLOAD_OF.get(scenario.app)
     fault = Fault(mechanism=MECHANISM, namespace=scenario.namespace, target=None,
                   params=frozen({"operations": scenario.fault}),
-                  expect=frozen({"symptoms": scenario.symptoms, "scenario": scenario.id}))
+                  expect=frozen({"symptoms": scenario.symptoms, "solution": scenario.solution_commands,
+                                 "scenario": scenario.id}))
     return Problem(id=problem_id(scenario.id, task_type), task_type=task_type, app=scenario.app,
                    namespace=scenario.namespace, family=f"{PREFIX}{scenario.id}", target=None, backend=TWIN,
                    fault=fault, answers=Answers("Yes", root.components, root.system_level, root.fault_type),
