@@ -9,6 +9,7 @@ check: a scenario reaching outside its namespace is refused before any of it tou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
@@ -16,11 +17,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 
 from aoi.env.core import Env, shell_kubectl
+from aoi.env.scenario import inject
 from aoi.env.shell import ShellRefusal
 from aoi.env.shell import run as run_shell
+from aoi.env.twin_backend import INJECT_BUDGET, sim_budget
+from aoi.faults import FaultError
 from aoi.problems import scenarios
 from aoi.problems.model import Fault
-from aoi.problems.scenario_schema import API_KINDS
 from aoi.problems.strict import health
 
 STEP_SECONDS = 15.0  # simulated seconds each command costs, as an env step does
@@ -171,31 +174,34 @@ def _run(env: Env, command: str, role: str) -> Run:
 
 
 def _inject(env: Env, scenario: scenarios.Scenario, op: Mapping) -> Run:
-    """Apply one fault operation as admin and return its evidence (kubectl ops run without a shell, as at reset)."""
-    if "api" in op:
-        return _api(env, scenario, op["api"])
-    command, argv = op["kubectl"], kubectl_argv(op["kubectl"])
-    if argv is None:
-        return Run(command=command, role="admin", exit_code=1, stderr="does not parse as a kubectl command line")
-    stdin = op["stdin"].encode() if op.get("stdin") is not None else None
+    """Apply one fault operation as admin, as an episode's reset does, and return its evidence."""
+    problem = scenarios.problem_of(replace(scenario, fault=(op,)), "mitigation")
     try:
-        done = env.backend.runner("admin").run(argv, stdin=stdin, timeout=TIMEOUT)
+        with _inject_budget(env):
+            inject(problem, env.backend.kube, env.backend.runner("admin"))
+    except FaultError as exc:
+        return Run(command=_summary(op, scenario.namespace), role="admin", stderr=str(exc), exit_code=1)
+    except Exception as exc:  # noqa: BLE001 - any failure of a generated operation is evidence about it
+        return Run(command=_summary(op, scenario.namespace), role="admin", stderr=f"{type(exc).__name__}: {exc}",
+                   exit_code=1)
     finally:
         env.backend.tick(STEP_SECONDS)
-    return Run(command=command, role="admin", stdout=done.stdout, stderr=done.stderr, exit_code=done.returncode)
+    return Run(command=_summary(op, scenario.namespace), role="admin")
 
 
-def _api(env: Env, scenario: scenarios.Scenario, call: Mapping) -> Run:
-    """Apply one API operation with the admin client; an API error is recorded as the operation's error."""
-    summary = f"api {call.get('verb')} {call.get('kind')} {call.get('namespace', scenario.namespace)}/" \
-              f"{call.get('name', '')}"
-    try:
-        apply_api(env.backend.kube, scenario.namespace, call)
-    except Exception as exc:  # noqa: BLE001 - any failure of a generated op is evidence about the op
-        return Run(command=summary, role="admin", stderr=f"{type(exc).__name__}: {exc}", exit_code=1)
-    finally:
-        env.backend.tick(STEP_SECONDS)
-    return Run(command=summary, role="admin")
+def _inject_budget(env: Env):
+    """Return the context reset() injects in: on the twin, API waits may pull its clock forward."""
+    twin = getattr(env.backend, "twin", None)
+    return sim_budget(twin, INJECT_BUDGET) if twin is not None else contextlib.nullcontext()
+
+
+def _summary(op: Mapping, namespace: str) -> str:
+    """Return a fault operation as one line: its kubectl command, or `api VERB KIND NAMESPACE/NAME`."""
+    if "kubectl" in op:
+        return op["kubectl"]
+    call = op["api"]
+    name = call.get("name") or ((call.get("body") or {}).get("metadata") or {}).get("name", "")
+    return f"api {call.get('verb')} {call.get('kind')} {call.get('namespace', namespace)}/{name}"
 
 
 def kubectl_argv(command: str) -> list[str] | None:
@@ -211,17 +217,3 @@ def kubectl_argv(command: str) -> list[str] | None:
         return None
     return words[1:] if len(words) > 1 and words[0] == "kubectl" else None
 
-
-def apply_api(kube, namespace: str, call: Mapping) -> None:
-    """Send one API operation of a scenario's fault (kind by Kubernetes Kind; namespace defaults to the scenario's)."""
-    kind, where = API_KINDS[call["kind"]], call.get("namespace", namespace)
-    verb = call["verb"]
-    if verb == "create":
-        kube.create(kind, where, call["body"])
-    elif verb == "replace":
-        kube.replace(kind, where, call["name"], call["body"])
-    elif verb == "delete":
-        kube.delete(kind, where, call["name"])
-    else:
-        how = call.get("patch_type") or ("json" if isinstance(call["patch"], list) else "merge")
-        kube.patch(kind, where, call["name"], call["patch"], how=how)

@@ -106,7 +106,7 @@ def _unrun(record: Record) -> Score | None:
     if record.scenario is None:
         return Score(0.0, "not executed: the candidate is not a valid scenario")
     if record.scope_errors:
-        return Score(0.0, "not executed: out of scope (" + "; ".join(record.scope_errors) + ")")
+        return Score(0.0, f"not executed: out of scope ({len(record.scope_errors)} reason(s): see the zero reason)")
     if record.error:
         return Score(0.0, f"not executed: {record.error}")
     scenario = record.scenario
