@@ -62,3 +62,7 @@ def test_candidates_parse_from_fenced_json_text_and_records_serialise(good):
     assert errors == [] and scenario == Scenario.from_dict(scale_zero())
     data = json.loads(json.dumps(good.to_dict()))
     assert data["scenario"]["id"] == "geo-scaled-to-zero" and data["faulty"][0]["role"] == "probe"
+
+
+def test_the_same_scenario_and_seed_give_the_same_record(good):
+    assert execute(scale_zero(), seed=0) == good

@@ -14,7 +14,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
 from aoi.env.core import Env, shell_kubectl
 from aoi.env.scenario import inject
@@ -74,7 +74,7 @@ class Record:
     fixed_health: tuple[str, ...] = ()
     after: tuple[Run, ...] = ()
     error: str = ""
-    seed: int = field(default=0)
+    seed: int = 0
 
     @property
     def executed(self) -> bool:

@@ -270,8 +270,10 @@ def score_group(candidates: Sequence, *, seeds: Sequence = (), novelty: Novelty 
         seed: The twin's seed.
 
     Example:
-        >>> [r.total for r in score_group(["not json"], novelty=Novelty(embedder=None))]  # doctest: +SKIP
-        [0.0]
+        >>> from aoi.models.embedder import Embedder
+        >>> [result] = score_group(["{nope"], novelty=Novelty(embedder=Embedder.hashed()))
+        >>> result.total, result.valid, result.scores["format"].evidence[:25]
+        (0.0, False, 'the candidate is not JSON')
     """
     novelty = novelty if novelty is not None else Novelty(seeds)
     records = [execute(candidate, seed=seed) for candidate in candidates]
