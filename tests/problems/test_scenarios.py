@@ -158,7 +158,14 @@ def test_seeds_cover_every_twin_family_and_round_trip():
         assert Scenario.from_dict(json.loads(dumps(seed))) == seed
 
 
+def test_seeds_round_trip_through_a_json_lines_file(tmp_path):
+    path = tmp_path / "seeds.jsonl"
+    path.write_text("".join(dumps(seed) + "\n" for seed in seed_scenarios()))
+    assert load_scenarios(path) == seed_scenarios()
+
+
 def test_doctests():
     from aoi.problems import seeds
-    for module in (scenarios, scope, seeds):
+    from aoi.problems import seed_faults
+    for module in (scenarios, scope, seeds, seed_faults):
         assert doctest.testmod(module).failed == 0
