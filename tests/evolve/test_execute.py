@@ -66,3 +66,8 @@ def test_candidates_parse_from_fenced_json_text_and_records_serialise(good):
 
 def test_the_same_scenario_and_seed_give_the_same_record(good):
     assert execute(scale_zero(), seed=0) == good
+
+
+def test_a_scenario_with_too_many_commands_is_not_run():
+    bloated = execute(variant(scale_zero(), diagnostic_commands=[f"kubectl get pods -n {NS}"] * 100))
+    assert not bloated.executed and "write fewer" in bloated.error and bloated.healthy == ()

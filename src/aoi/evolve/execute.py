@@ -29,6 +29,7 @@ from aoi.problems.strict import health
 STEP_SECONDS = 15.0  # simulated seconds each command costs, as an env step does
 INJECT_SETTLE = 36.0  # the twin backend's after-inject pause plus the agent's first look (AFTER_INJECT + FIRST_LOOK)
 TIMEOUT = 30.0  # wall seconds one command may run
+MAX_RUNS = 60  # commands one scenario may run in all: a generated scenario cannot hold a GRPO step for long
 FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 
 
@@ -121,6 +122,10 @@ def execute(candidate, seed: int = 0) -> Record:
     refused = scenarios.scope_errors(scenario)
     if refused:
         return Record(scenario=scenario, scope_errors=tuple(refused), seed=seed)
+    count = len(scenario.fault) + len(scenario.diagnostic_commands) + len(scenario.solution_commands)
+    if count + 3 * len(scenario.symptoms) > MAX_RUNS:
+        return Record(scenario=scenario, seed=seed, error=f"the scenario would run {count} operations and commands "
+                      f"plus {len(scenario.symptoms)} symptoms three times, over {MAX_RUNS}; write fewer")
     try:
         with Env(healthy_problem(scenario), seed=seed) as env:
             env.reset()
