@@ -12,6 +12,9 @@ from typer.testing import CliRunner
 from aoi.agents.guidance import Entry, load_guidance
 from aoi.cli import app
 from aoi.config import load_config
+from aoi.evaluate.compare import compare
+from aoi.evaluate.metrics import summarize
+from aoi.evaluate.report import write_report
 from aoi.evaluate.runner import run_eval
 from aoi.evolve.cli import evolve_app
 from aoi.evolve.guidance import dedupe, mine
@@ -124,3 +127,19 @@ def test_mined_guidance_is_shown_in_a_guided_eval(failed_run, tmp_path):
     assert all(f"[{i}]" in first.messages[1]["content"] for i in first.guidance_ids)
     pinned = json.loads((guided / "config.json").read_text())["agent"]["guidance"]
     assert pinned["file"] == str(out) and len(pinned["sha256"]) == 64
+    md, _ = write_report(str(failed_run), [f"guided={guided}"], tmp_path / "ablation")
+    text = md.read_text()  # the ablation's table: avg@k, best@k and the spread over attempts side by side
+    for metric in ("avg@k %", "best@k %", "std %", "variance pp²"):
+        assert f"| detection | {metric} | " in text
+    assert "| detection | variance pp² | 0.0 | 0.0 | +0.0 |" in text  # 2 attempts, both failed: no spread
+
+
+def test_the_comparison_holds_the_variance_over_attempts():
+    def run(wins):  # wins[problem][attempt]
+        return summarize([{"problem_id": p, "task_type": "detection", "family": "f", "attempt": a, "success": w}
+                          for p, attempts in enumerate(wins) for a, w in enumerate(attempts)])
+    steady, shaky = run([[True, True], [True, True]]), run([[True, False], [True, True]])  # rates 1, 1 | 1, 0.5
+    rows = {(r["group"], r["metric"]): r for r in compare([steady, shaky])}
+    assert rows["overall", "std %"]["values"] == [0.0, 25.0]
+    assert rows["overall", "variance pp²"]["values"] == [0.0, 625.0]
+    assert rows["detection", "best@k %"]["deltas"] == [None, 0.0]

@@ -18,6 +18,7 @@ def _total(*names: str) -> Callable[[dict], float]:
 # (label, how to read it from group_stats): success in percent, the rest as per-episode means.
 METRICS: tuple[tuple[str, Callable[[dict], float]], ...] = (
     ("avg@k %", _pct("avg_at_k")), ("best@k %", _pct("best_at_k")), ("std %", _pct("std")),
+    ("variance pp²", lambda stats: (100.0 * stats["std"]) ** 2),  # over attempts (the guidance ablation's measure)
     ("strict avg@k %", _pct("strict_avg_at_k")), ("strict best@k %", _pct("strict_best_at_k")),
     ("steps", _total("steps")), ("env tokens", _total("in_tokens", "out_tokens")),
     ("model tokens", _total("model_in_tokens", "model_out_tokens")))
