@@ -135,9 +135,11 @@ def test_problem_of_takes_answers_from_the_root_cause():
 def test_registered_scenarios_resolve_through_make(tmp_path):
     path = tmp_path / "mixed.jsonl"
     outside = hand_made(id="outside", solution_commands=["kubectl delete namespace kube-system"])
-    path.write_text("\n".join(json.dumps(o) for o in (hand_made(id="registered-one"), outside, {"id": 1})) + "\n")
+    lines = (hand_made(id="registered-one"), outside, {"id": 1}, hand_made(id="registered-one"))
+    path.write_text("\n".join(json.dumps(o) for o in lines) + "\n")
     valid, notes = scenarios.load_valid(path)
-    assert [s.id for s in valid] == ["registered-one"] and len(notes) == 2
+    assert [s.id for s in valid] == ["registered-one"] and len(notes) == 3
+    assert notes[2] == f"skipped {path}:4: id 'registered-one' repeats an earlier line; rename it"
     assert notes[0].startswith(f"skipped {path}:2: solution_commands/0: writes cluster-scoped namespace")
     assert make("scenario:registered-one-analysis").answers.fault_type == "Operation Error"
     with pytest.raises(ValueError, match="scenario 'outside' is not loaded"):

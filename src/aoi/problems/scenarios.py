@@ -220,31 +220,27 @@ def register(path: str | Path) -> list[Scenario]:
     return load_valid(path)[0]
 
 
-def _load_valid(path: str | Path) -> tuple[list[Scenario], list[str]]:
-    """Return (the file's scenarios that are well-formed and in scope, notes on each one skipped and why)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"scenario file {path} does not exist; pass an existing JSON Lines file")
-    valid, notes = [], []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        scenario, errors = _parse_line(line)
-        errors = errors or scope_errors(scenario)
-        if errors:
-            notes.append(f"skipped {path}:{number}: {'; '.join(errors)}")
-        else:
-            valid.append(scenario)
-    return valid, notes
-
-
 def load_valid(path: str | Path) -> tuple[list[Scenario], list[str]]:
-    """Return a file's valid scenarios and a note per skipped line (bad format or out of scope), and register them.
+    """Return a file's valid scenarios and a note per line skipped (bad format, out of scope, a repeated id), and
+    register them.
 
     Example:
         >>> scenarios, notes = load_valid("generated.jsonl")  # doctest: +SKIP
     """
-    valid, notes = _load_valid(path)
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"scenario file {path} does not exist; pass an existing JSON Lines file")
+    valid, notes, seen = [], [], set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            scenario, errors = _parse_line(line)
+            errors = errors or scope_errors(scenario) or (
+                [f"id {scenario.id!r} repeats an earlier line; rename it"] if scenario.id in seen else [])
+            if errors:
+                notes.append(f"skipped {path}:{number}: {'; '.join(errors)}")
+            else:
+                seen.add(scenario.id)
+                valid.append(scenario)
     _REGISTERED.update({s.id: s for s in valid})
     return valid, notes
 
