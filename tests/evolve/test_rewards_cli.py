@@ -41,9 +41,12 @@ def test_validate_prints_every_dimension_and_fails_on_an_invalid_line(tmp_path):
     assert good["record"]["faulty"][0]["role"] == "probe"
 
     file.write_text(json.dumps(scale_zero()) + "\n")
-    text = invoke("validate", str(file), "--seeds", str(seeds))
+    judge = tmp_path / "judge.yaml"
+    judge.write_text("- '{\"score\": 6, \"reason\": \"plausible but common\"}'\n")
+    text = invoke("validate", str(file), "--seeds", str(seeds), "--judge", f"replay:{judge}")
     assert text.exit_code == 0 and "1/1 scenario(s) valid" in text.output
     assert all(name in text.output for name in ("solution_effectiveness", "diversity", "format", "nearest: seed"))
+    assert "judge                   0.60 (weight 0.10)  judge replay:judge.yaml: plausible but common" in text.output
 
 
 def test_validate_says_what_is_wrong_with_its_arguments(tmp_path):
