@@ -136,3 +136,7 @@ def seeds_command(
 from aoi.evolve.guidance_cli import guidance_command  # noqa: E402 - C's command, registered like the others
 
 evolve_app.command("guidance")(guidance_command)
+
+from aoi.evolve.generate import scenarios_command  # noqa: E402 - D's command, registered like the others
+
+evolve_app.command("scenarios")(scenarios_command)
