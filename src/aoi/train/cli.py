@@ -10,8 +10,10 @@ import typer
 train_app = typer.Typer(help="Train a role's LoRA adapter: SFT on teacher data, GRPO on rewards from the twin.",
                         no_args_is_help=True)
 
-ROLE = typer.Option("observer", "--role", help="The role to train (GRPO: observer only).")
-DATA = typer.Option(..., "--data", help="Dataset folder written by `aoi data export`.")
+ROLE = typer.Option("observer", "--role", help="The role to train (GRPO: observer, or evolver: the scenario "
+                    "generator).")
+DATA = typer.Option(..., "--data", help="Dataset folder written by `aoi data export` (GRPO --role evolver: "
+                    "a seed scenario file, JSON Lines).")
 OUT = typer.Option(..., "--out", help="Adapter folder to write (adapter, manifest.json, metrics.jsonl, tensorboard/).")
 SPLIT = typer.Option("by_target", "--split", help="Train on this split's train part: by_target, by_family, by_app.")
 DEVICE = typer.Option("cpu", "--device", help="cpu (fp32) or cuda (bf16).")

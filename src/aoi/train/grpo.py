@@ -110,6 +110,10 @@ def train_grpo(options: GrpoOptions) -> dict:
         >>> train_grpo(GrpoOptions(data=Path("runs/data"), out=Path("runs/grpo"), max_steps=2))  # doctest: +SKIP
         {'base': 'tiny', ...}
     """
+    if options.role == "evolver":  # the scenario generator: seeds for prompts, rewards from executed scenarios
+        from aoi.train.evolver import train_evolver
+
+        return train_evolver(options)
     options = read_config(options)
     _validate(options)
     offline()
@@ -132,7 +136,8 @@ def train_grpo(options: GrpoOptions) -> dict:
 def _validate(options: GrpoOptions) -> None:
     """Refuse what this trainer cannot do, saying what it can."""
     if options.role != "observer":
-        raise ValueError(f"GRPO trains the observer (rewards come from its episodes), not {options.role!r}")
+        raise ValueError(f"GRPO trains the observer (rewards come from its episodes) or the evolver (the scenario "
+                         f"generator), not {options.role!r}")
     if options.mode not in MODES:
         raise ValueError(f"rollout.mode {options.mode!r} is unknown; use {' or '.join(MODES)}")
     if not isinstance(options.constrained, bool):
