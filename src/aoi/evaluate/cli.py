@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from aoi.agents.cli import GUIDANCE_HELP, VERBOSE_HELP, quiet_libraries
 
@@ -38,6 +39,10 @@ def eval_command(
     max_steps: int | None = typer.Option(None, "--max-steps", help="Environment actions per episode."),
     config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
     executor: str = typer.Option("process", "--executor", help="process (default) or thread workers."),
+    engine: str = typer.Option("local", "--engine", help="local: workers here (--executor); ray: episodes "
+                               "spread over a Ray cluster, an actor per worker (pip install 'aoi\\[swarm]')."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="The Ray cluster of --engine ray, e.g. "
+                                              "10.0.0.5:6379 (default: a local Ray instance with --workers CPUs)."),
     backend: str | None = typer.Option(None, "--backend", help="twin (default) or cluster: your own cluster "
                                           "(apps deployed, `aoi rbac` applied), faulted by AOI's injectors."),
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="Admin kubeconfig of the cluster backend."),
@@ -62,13 +67,14 @@ def eval_command(
                      "agent.guidance.file": str(guidance) if guidance else None}
         config, pairs = _setup(console, config_file, overrides, (problems, task_type, app, targets), workers)
         pairs = split_pairs(split, data) if split else pairs
+        executor = engine_executor(engine, executor, ray_address)
         if config.env.backend == "cluster" and workers > 1:
             console.print("[yellow]note:[/] a cluster is shared by its episodes: running one at a time")
             workers = 1
         console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s) -> {out}")
         started = time.monotonic()
         summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console,
-                           force_version=force_version,
+                           force_version=force_version, ray_address=ray_address,
                            split={"split": split_name(split), "data": str(data)} if split else None)
     console.print(summary_table(summary, title=f"{out} ({config.model.spec})", width=console.width))
     console.print(f"wall {time.monotonic() - started:.0f}s this session; {summary.episodes_per_hour:.0f} episodes/h "
@@ -86,11 +92,30 @@ def _errors(console: Console) -> Iterator[None]:
     try:
         yield
     except (ConfigError, ValueError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")  # escaped: a message may hold brackets, 'aoi[swarm]'
         raise typer.Exit(2) from None
     except OSError as exc:  # --out unwritable, a file, under a file, or on a special filesystem
         console.print(f"[red]error:[/] {os_message(exc, OUT_FIX)}")
         raise typer.Exit(2) from None
+
+
+def engine_executor(engine: str, executor: str, ray_address: str | None) -> str:
+    """Return the pool `run_eval` takes for --engine (ray needs Ray installed); ValueError on a bad combination.
+
+    Example:
+        >>> engine_executor("local", "thread", None)
+        'thread'
+    """
+    if engine not in ("local", "ray"):
+        raise ValueError(f"unknown --engine {engine!r}; use local or ray")
+    if engine == "local":
+        if ray_address:
+            raise ValueError("--ray-address needs --engine ray")
+        return executor
+    from aoi.evaluate.ray_pool import require_ray
+
+    require_ray()
+    return "ray"
 
 
 def split_name(split: str) -> str:

@@ -1,4 +1,4 @@
-"""The worker pool: each worker builds its own models, store handle and audit log, and runs one episode per job.
+"""The worker pool: each worker builds its own models and audit log, runs one episode per job and saves it.
 
 Processes are the default. Measured (benchmarks/eval_pool.py, expert model, 24 episodes, 2 workers, 2 cores):
 processes 2953-3565 episodes/h, threads 3079-3910, one process 2501. On 2 cores it is a draw, but a profile of
@@ -29,16 +29,15 @@ _local = threading.local()
 
 
 class Worker:
-    """What one worker keeps between episodes: the config, its models (built once), store and audit log."""
+    """What one worker keeps between episodes: the config, its models (built once) and audit log."""
 
-    def __init__(self, config: RunConfig):
+    def __init__(self, config: RunConfig, audit=None):
+        """Set up a worker; a Ray actor passes its own audit log and saves nothing (aoi.evaluate.ray_pool)."""
         from aoi.safety.audit import AuditLog
-        from aoi.store.sqlite import TrajectoryStore
 
         self.config = config
-        self.store = TrajectoryStore(config.store.path)
-        self.audit = AuditLog(config.store.audit_log)
-        self._models = None
+        self.audit = audit or AuditLog(config.store.audit_log)
+        self._models = self._store = None
 
     def models(self) -> dict:
         """Return the models per role; scripted (replay) models are rebuilt per episode since a script is used up."""
@@ -52,6 +51,15 @@ class Worker:
 
     def run(self, job) -> dict:
         """Run one episode, save its trajectory, and return its results row."""
+        from aoi.store.sqlite import TrajectoryStore
+
+        traj, row = self.episode(job)
+        self._store = self._store or TrajectoryStore(self.config.store.path)  # opened once: opening migrates
+        self._store.save(traj)
+        return row
+
+    def episode(self, job) -> tuple:
+        """Run one episode and return (trajectory, results row), saving nothing."""
         from aoi.agents.runtime import run_episode
         from aoi.env import backend_options, make
         from aoi.evaluate.results import result_row
@@ -64,8 +72,7 @@ class Worker:
             traj = run_episode(env, config, self.models(), attempt=job.attempt, audit=self.audit)
         finally:
             env.close()
-        self.store.save(traj)
-        return result_row(traj, app=env.problem.app)
+        return traj, result_row(traj, app=env.problem.app)
 
 
 def _init(config: RunConfig, process: bool) -> None:
@@ -88,8 +95,12 @@ def run_job(job) -> dict:
     return _local.worker.run(job)
 
 
-def start(kind: str, workers: int, config: RunConfig, out_dir: Path) -> Executor:
-    """Start a pool of `workers` processes or threads, each set up with the config."""
+def start(kind: str, workers: int, config: RunConfig, out_dir: Path, address: str | None = None) -> Executor:
+    """Start a pool of `workers` processes, threads or Ray actors (at `address`), each set up with the config."""
+    if kind == "ray":  # Ray is optional: aoi.evaluate.ray_pool imports it only when asked for
+        from aoi.evaluate.ray_pool import RayPool
+
+        return RayPool(workers, config, address)
     if kind not in EXECUTORS:
         raise ValueError(f"unknown executor {kind!r}; use one of {', '.join(EXECUTORS)}")
     Path(out_dir).mkdir(parents=True, exist_ok=True)

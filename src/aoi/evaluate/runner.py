@@ -134,7 +134,8 @@ def _name(job: Job) -> str:
 
 def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, config: RunConfig,
              out_dir: str | Path, seed: int | None = None, executor: str = pools.DEFAULT,
-             console: Console | None = None, force_version: bool = False, split: dict | None = None) -> Summary:
+             console: Console | None = None, force_version: bool = False, split: dict | None = None,
+             ray_address: str | None = None) -> Summary:
     """Run K attempts of each (problem_id, target) into out_dir, skipping what an earlier session finished.
 
     Args:
@@ -144,11 +145,12 @@ def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, confi
         config: the run configuration; its store and audit paths are moved into out_dir.
         out_dir: the run directory (results.jsonl, summary.json, trajectories.db, config.json, audit.jsonl).
         seed: the base seed (None: config.env.seed).
-        executor: "process" (default) or "thread"; see aoi.evaluate.pool.
+        executor: "process" (default), "thread" (see aoi.evaluate.pool) or "ray" (aoi.evaluate.ray_pool).
         console: where progress goes (default: a new rich Console).
         force_version: resume even when results.jsonl holds rows of another env version (they are mixed).
         split: what `aoi eval --split` ran, {"split": "RULE:PART", "data": DIR}: kept in summary.json's run, and
             "split" on every row this session records (a run directory may hold several splits' rows).
+        ray_address: the Ray cluster of executor "ray" (None: a local Ray instance with `workers` CPUs).
 
     Example:
         >>> from aoi.config import load_config
@@ -162,12 +164,12 @@ def run_eval(problems: list[tuple[str, str | None]], k: int, workers: int, confi
     seed = config.env.seed if seed is None else seed
     config, jobs = prepare_config(config, out_dir, seed), plan(problems, k, seed)
     with run_lock(out_dir):
-        return _run_locked(config, jobs, out_dir, k, seed, len(problems), console, executor, workers, force_version,
-                           split or {})
+        return _run_locked(config, jobs, out_dir, k, seed, len(problems), console, (executor, ray_address), workers,
+                           force_version, split or {})
 
 
 def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed: int, problems: int,
-                console: Console, executor: str, workers: int, force_version: bool, split: dict) -> Summary:
+                console: Console, executor: tuple, workers: int, force_version: bool, split: dict) -> Summary:
     """Run the jobs not yet recorded in out_dir (its lock held) and return the summary."""
     pin_config(out_dir / "config.json", resolved(config))
     run = {"model": config.model.spec, "k": k, "seed": seed, "max_steps": config.env.max_steps,
@@ -186,11 +188,11 @@ def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed:
     return summary
 
 
-def _drive(session: _Session, config: RunConfig, workers: int, executor: str) -> None:
+def _drive(session: _Session, config: RunConfig, workers: int, executor: tuple) -> None:
     """Run the session's jobs with a progress bar and ETA; Ctrl-C finishes the episodes in flight, twice abandons."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
-    pool, running = pools.start(executor, workers, config, session.out_dir), {}
+    pool, running = pools.start(executor[0], workers, config, session.out_dir, executor[1]), {}
     with interruptible(), Progress(*columns, console=session.console) as progress:
         bar = progress.add_task(f"{config.model.spec}: {len(session.todo)} episodes", total=len(session.todo))
 
