@@ -17,6 +17,11 @@ def invoke(*args: str):
     return CliRunner().invoke(app, ["scenarios", *args], catch_exceptions=False)
 
 
+def said(result) -> str:
+    """Return a result's output as one line of words (usage errors come folded inside a box)."""
+    return " ".join(word for word in result.output.split() if word not in "│╭╮╰╯─")
+
+
 def test_seeds_export_round_trips(tmp_path):
     out = tmp_path / "seeds" / "seeds.jsonl"
     done = invoke("seeds", "--out", str(out))
@@ -51,8 +56,14 @@ def test_validate_prints_every_dimension_and_fails_on_an_invalid_line(tmp_path):
 
 def test_validate_says_what_is_wrong_with_its_arguments(tmp_path):
     missing = invoke("validate", str(tmp_path / "nope.jsonl"))
-    assert missing.exit_code == 2 and "does not exist" in missing.output
+    assert missing.exit_code == 2 and "does not exist" in said(missing)
     (tmp_path / "w.yaml").write_text("beauty: 1\n")
     (tmp_path / "s.jsonl").write_text(json.dumps(scale_zero()) + "\n")
     weights = invoke("validate", str(tmp_path / "s.jsonl"), "--weights", str(tmp_path / "w.yaml"))
-    assert weights.exit_code == 2 and "unknown reward dimension(s) beauty" in weights.output
+    assert weights.exit_code == 2 and "unknown reward dimension(s) beauty" in said(weights)
+    (tmp_path / "w.yaml").write_text("diversity: [\n")
+    broken = invoke("validate", str(tmp_path / "s.jsonl"), "--weights", str(tmp_path / "w.yaml"))
+    assert broken.exit_code == 2 and "not valid YAML" in said(broken)
+    (tmp_path / "empty.jsonl").write_text("\n")
+    empty = invoke("validate", str(tmp_path / "empty.jsonl"))
+    assert empty.exit_code == 2 and "holds no scenario" in said(empty)

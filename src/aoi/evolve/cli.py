@@ -29,7 +29,10 @@ def _lines(path: Path) -> list[tuple[int, str]]:
         raise typer.BadParameter(f"{path} does not exist; give a JSON Lines file of scenarios (`aoi scenarios seeds "
                                  f"--out FILE` writes one)", param_hint="FILE")
     numbered = enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
-    return [(n, line) for n, line in numbered if line.strip()]
+    lines = [(n, line) for n, line in numbered if line.strip()]
+    if not lines:
+        raise typer.BadParameter(f"{path} holds no scenario; write one JSON object per line", param_hint="FILE")
+    return lines
 
 
 def _seeds(path: Path | None) -> list:
@@ -98,7 +101,7 @@ def validate_command(
         for report in reports:
             _print(report)
         typer.echo(f"{sum(r['valid'] for r in reports)}/{len(reports)} scenario(s) valid")
-    if not reports or not all(r["valid"] for r in reports):
+    if not all(r["valid"] for r in reports):
         raise typer.Exit(1)
 
 

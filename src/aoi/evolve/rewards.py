@@ -66,7 +66,11 @@ def load_weights(source: Mapping | str | Path | None = None) -> dict[str, float]
         path = Path(source)
         if not path.is_file():
             raise ValueError(f"weights file {path} does not exist; write a YAML mapping such as 'diversity: 0.3'")
-        source = yaml.safe_load(path.read_text()) or {}
+        try:
+            source = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"weights file {path} is not valid YAML ({' '.join(str(exc).split())[:160]}); write "
+                             "a mapping such as 'diversity: 0.3'") from None
     if source is not None and not isinstance(source, Mapping):
         raise ValueError(f"weights must be a mapping of dimension: weight, not {type(source).__name__}")
     given = dict(source or {})
