@@ -7,6 +7,8 @@ run as the Executor, make the strict check pass again.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from aoi.env.core import Env
@@ -64,6 +66,9 @@ def test_a_seed_breaks_what_its_injector_breaks_and_its_solution_fixes_it(seed):
         assert strict_check(original, injected.backend.kube).ok == strict_check(original, env.backend.kube).ok
         assert symptoms_showing(problem, env.backend) and symptoms_showing(problem, injected.backend)
         assert symptoms_showing(problem, healthy(seed.app).backend) == []
+        seen = [env.step(shell(command), role="probe")[0] for command in seed.diagnostic_commands]
+        assert not [o for o in seen if o.startswith(("[ERROR]", "Error"))], seen
+        assert any(re.search(s.pattern, o) for s in seed.symptoms for o in seen)  # the diagnostics show the fault
         for command in seed.solution_commands:
             observation, *_ = env.step(shell(command), role="executor")
             assert not observation.startswith(("[ERROR]", "Error")), observation

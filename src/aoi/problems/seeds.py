@@ -41,16 +41,19 @@ def _solution(p: Problem) -> list[str]:
     return [EXEC.search(step).group(1).replace('\\"', '"') for step in solutions.mitigation(p, read)]
 
 
-def _diagnostics(p: Problem) -> list[str]:
-    """Return read-only commands that show the fault to someone who looks."""
+def _diagnostics(p: Problem, symptoms: list) -> list[str]:
+    """Return read-only commands that show the fault to someone who looks (the symptoms' own commands last)."""
     ns, found = p.namespace, [kubectl("get", "pods", "-n", p.namespace),
                               kubectl("get", "events", "-n", p.namespace, "--sort-by=.lastTimestamp")]
     kind = {"target_port": "service", "pod_chaos": "podchaos", "network_chaos": "networkchaos",
             "mongo_tls": "configmap", "flagd_flag": "configmap"}.get(p.fault.mechanism, "deployment")
-    name = p.fault.expect.get("configmap") if kind == "configmap" else p.target
+    name = {"configmap": p.fault.expect.get("configmap"), "podchaos": None, "networkchaos": None}.get(kind, p.target)
+    name = name or chaos_object(p)["metadata"]["name"]  # a chaos object is named by its action, not its target
     found.append(kubectl("describe", kind, name, "-n", ns))
-    return found + [kubectl("logs", f"deploy/{d}", "-n", ns, "--tail", "50") for d in p.fault.expect.get(
-        "dependents", [p.target] if kind in ("deployment", "podchaos", "networkchaos") else [])]
+    running = p.fault.mechanism in ("image", "command", "pod_chaos", "network_chaos")  # pods that have logs to show
+    found += [kubectl("logs", f"deploy/{d}", "-n", ns, "--tail", "50") for d in p.fault.expect.get(
+        "dependents", [p.target] if running else [])]
+    return list(dict.fromkeys(found + [s.command for s in symptoms]))
 
 
 def _seed(family: Family, n: int) -> Scenario:
@@ -64,7 +67,7 @@ def _seed(family: Family, n: int) -> Scenario:
                     namespace=p.namespace, description=f"AIOpsLab {family.name} on {p.target} ({family.mechanism})",
                     fault=tuple(ops), symptoms=tuple(symptoms),
                     root_cause=RootCause(level, kind, tuple(p.answers.localization)),
-                    diagnostic_commands=tuple(_diagnostics(p)), solution_commands=tuple(_solution(p)),
+                    diagnostic_commands=tuple(_diagnostics(p, symptoms)), solution_commands=tuple(_solution(p)),
                     source={"seed": ids[0], "problem_ids": ids, "family": family.name, "target": p.target})
 
 
