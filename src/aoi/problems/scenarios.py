@@ -252,6 +252,6 @@ def make_problem(pid: str) -> Problem:
         raise ValueError(f"{pid!r} is not a scenario problem id; write scenario:<id>-<task type> "
                          f"({', '.join(TASK_TYPES)})")
     if stem not in _REGISTERED:
-        raise ValueError(f"scenario {stem!r} is not loaded in this process; pass --problems scenarios:FILE (or "
-                         f"call aoi.problems.scenarios.register(FILE)) with the file that holds it")
+        raise ValueError(f"scenario {stem!r} is not loaded; name the file that holds it: `aoi eval --problems "
+                         f"scenarios:FILE`, env.scenarios: [FILE] in the config, or aoi.problems.scenarios.register")
     return problem_of(_REGISTERED[stem], task)
