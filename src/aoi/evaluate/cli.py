@@ -171,21 +171,25 @@ def _setup(console: Console, config_file: Path | None, overrides: dict, selectio
 
 def report_command(
     run_dir: str = typer.Argument(..., metavar="[LABEL=]RUN_DIR", help="A run directory written by `aoi eval "
-                                  "--out`, as DIR or LABEL=DIR (the label names the run in tables; default: the "
-                                  "folder's name)."),
+                                  "--out` or `aoi train grpo --out`, as DIR or LABEL=DIR (the label names the run "
+                                  "in tables; default: the folder's name)."),
     compare: list[str] | None = typer.Option(None, "--compare", metavar="[LABEL=]DIR", help="Another run to compare "
                                                 "with, DIR or LABEL=DIR, e.g. sft=runs/sft (repeatable); deltas are "
                                                 "against RUN_DIR, per split part the runs ran (`aoi eval --split`)."),
     out: Path | None = typer.Option(None, "--out", help="Report path without suffix or with .md/.html; "
                                        "both files are written (default: RUN_DIR/report)."),
 ) -> None:
-    """Write the run's report as Markdown and as a self-contained HTML page with charts."""
+    """Write the run's report as Markdown and as a self-contained HTML page with charts (training runs, folders of
+    `aoi train grpo`, get reward by step and by wall-clock side by side)."""
     from aoi.clierrors import path_errors
-    from aoi.evaluate.report import comparison, gain_sections, load_runs, write_report
+    from aoi.evaluate.report import comparison, gain_sections, load_runs, run_arg, write_report
     from aoi.evaluate.summary import summary_table
+    from aoi.evaluate.training import is_training_run
 
     console = _console()
     try:
+        if is_training_run(run_arg(run_dir)[1]):
+            return _training_report(console, run_dir, list(compare or []), out)
         with path_errors(console.print, "pass --out PATH in a writable place"):
             paths = write_report(run_dir, list(compare or []), out)
             runs = load_runs([run_dir, *(compare or [])])
@@ -198,6 +202,35 @@ def report_command(
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
     console.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def _training_report(console: Console, run_dir: str, compare: list[str], out: Path | None) -> None:
+    """Write the training runs' report; print their tables and text charts."""
+    from aoi.clierrors import path_errors
+    from aoi.evaluate.linecharts import text
+    from aoi.evaluate.training import load_trainings, reward_lines, training_sections, write_training_report
+
+    with path_errors(console.print, "pass --out PATH in a writable place"):
+        paths = write_training_report(run_dir, compare, out)
+    runs = load_trainings([run_dir, *compare])
+    for section in training_sections(runs):
+        if section.tables and section.title != "Reward by step":
+            console.print(_plain_table(section))
+    for lines in reward_lines(runs):
+        console.print(escape(text(lines, width=min(72, max(console.width - 20, 20)))), highlight=False)
+    console.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def _plain_table(section):
+    """Return a section's first table for the terminal."""
+    from rich.table import Table
+
+    table = Table(title=section.title, header_style="bold", title_justify="left")
+    for i, header in enumerate(section.tables[0].headers):
+        table.add_column(header, justify="left" if i == 0 else "right", overflow="fold")  # values never cut
+    for row in section.tables[0].rows:
+        table.add_row(*row)
+    return table
 
 
 def _rich_table(section, width: int):

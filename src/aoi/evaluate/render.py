@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
+from aoi.evaluate import linecharts
 from aoi.evaluate.charts import Chart, hbars
 
 CSS = """
@@ -30,12 +31,14 @@ class Table:
 
 @dataclass
 class Section:
-    """A report section: a heading, a sentence, tables, and charts (charts appear in HTML only)."""
+    """A report section: a heading, a sentence, tables, and charts (SVG in HTML; their text form, if given, in
+    Markdown)."""
 
     title: str
     text: str = ""
     tables: list[Table] = field(default_factory=list)
-    charts: list[Chart] = field(default_factory=list)
+    charts: list[Chart | linecharts.Lines] = field(default_factory=list)
+    text_charts: list[str] = field(default_factory=list)  # monospace charts, shown in Markdown as code blocks
 
 
 def _md_table(table: Table) -> str:
@@ -68,6 +71,7 @@ def markdown(title: str, meta: list[str], sections: list[Section]) -> str:
     for section in sections:
         parts += [f"## {section.title}", *([section.text] if section.text else [])]
         parts += [_md_table(table) for table in section.tables]
+        parts += [f"```\n{chart}\n```" for chart in section.text_charts]
     return "\n\n".join(parts) + "\n"
 
 
@@ -85,6 +89,11 @@ def _html_table(table: Table) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _svg(chart: Chart | linecharts.Lines) -> str:
+    """Return a chart as inline SVG: bars or lines."""
+    return hbars(chart) if isinstance(chart, Chart) else linecharts.svg(chart)
+
+
 def html(title: str, meta: list[str], sections: list[Section]) -> str:
     """Return the report as one HTML page with no external asset.
 
@@ -97,6 +106,6 @@ def html(title: str, meta: list[str], sections: list[Section]) -> str:
     for section in sections:
         body.append(f"<h2>{escape(section.title)}</h2>")
         body += [f"<p>{escape(section.text)}</p>"] if section.text else []
-        body += [_html_table(table) for table in section.tables] + [hbars(chart) for chart in section.charts]
+        body += [_html_table(table) for table in section.tables] + [_svg(chart) for chart in section.charts]
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
