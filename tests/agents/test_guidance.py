@@ -125,3 +125,21 @@ def test_a_bad_or_changed_guidance_file_is_a_clear_error(tmp_path, guidance_file
     broken.write_text(json.dumps(ENTRIES[0].to_json()) + '\n{"id": "x"}\n')
     with pytest.raises(ValueError, match=r"broken.jsonl:2 is not a guidance entry"):
         load_guidance(broken)
+
+
+def test_aoi_run_takes_guidance_and_stores_the_ids_shown(guidance_file, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from aoi.cli import app
+    from aoi.store.sqlite import TrajectoryStore
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"role": role, "text": text} for role, text in SCRIPT]))
+    monkeypatch.setenv("AOI_STORE", str(tmp_path / "t.db"))
+    monkeypatch.setenv("AOI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    result = CliRunner().invoke(app, ["run", PROBLEM, "--model", f"replay:{script}", "--guidance", str(guidance_file)])
+    assert result.exit_code == 0, result.output
+    (traj,) = TrajectoryStore(tmp_path / "t.db").query()
+    assert "g-port" in traj.guidance_ids and traj.config["agent"]["guidance"]["file"] == str(guidance_file)
+    missing = CliRunner().invoke(app, ["run", PROBLEM, "--guidance", str(tmp_path / "none.jsonl")])
+    assert missing.exit_code == 2 and "aoi evolve guidance" in " ".join(missing.output.split())
