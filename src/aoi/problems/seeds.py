@@ -18,10 +18,12 @@ from aoi.problems.registry import make
 from aoi.problems.scenarios import RootCause, Scenario
 from aoi.problems.seed_faults import RENDER, chaos_object, flags_text, kubectl, tls_conf
 
-# Root causes AIOpsLab gives no analysis task for (system level, fault type): AOI's reading of the fault.
+# Root causes AIOpsLab gives no analysis task for (system level, fault type): AOI's reading of the fault. A flag is
+# a value in flagd's ConfigMap, set and fixed there: AIOpsLab labels its other config-file fault (auth_miss_mongodb,
+# mongod.conf) Application/Misconfiguration, so flags get the same.
 ANALYSIS = {"pod_chaos": ("Virtualization", "Operation Error"),
             "network_chaos": ("Virtualization", "Network/Storage Issue"),
-            "flagd_flag": ("Application", "Code Defect")}
+            "flagd_flag": ("Application", "Misconfiguration")}
 NOT_EXPORTED = {
     "noop": "injects no fault, so it has no symptom or solution to write down",
     "redeploy_without_pv": "deletes and re-creates the whole namespace and is fixed by patching cluster-scoped "
