@@ -11,8 +11,9 @@ Offline models: the expert ignores its prompt (its decisions come from analyzers
 cannot change its results; `local:smollm2` reads the prompt but is slow on CPU (~6.5 s per decision unloaded), so keep
 the run tiny (--config with a small agent.max_iterations) and in the background with nice:
 
-    nice -n 10 .venv/bin/python benchmarks/guidance_ablation.py --model local:smollm2 --task-type detection \
-        --app social-network --limit 2 -k 3 --config benchmarks/guidance_ablation.yaml --out runs/ablation-smollm2 &
+    nice -n 10 .venv/bin/python benchmarks/guidance_ablation.py --model local:smollm2+threads=1 \
+        --task-type detection --app social-network --limit 2 -k 3 --config benchmarks/guidance_ablation.yaml \
+        --out runs/ablation-smollm2 &
 
 The same against an OpenAI-compatible endpoint (OpenAI, OpenRouter, vLLM, Ollama, llama.cpp server):
 

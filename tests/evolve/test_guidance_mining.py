@@ -143,3 +143,18 @@ def test_the_comparison_holds_the_variance_over_attempts():
     assert rows["overall", "std %"]["values"] == [0.0, 25.0]
     assert rows["overall", "variance pp²"]["values"] == [0.0, 625.0]
     assert rows["detection", "best@k %"]["deltas"] == [None, 0.0]
+
+
+def test_lessons_come_from_the_evidence_not_the_problem_id():
+    from aoi.evolve.failures import Failure
+    from aoi.evolve.guidance import lessons
+
+    seen = Failure(trajectory="t1", problem_id="p", task_type="localization", app="hotel-reservation",
+                   family="k8s_target_port-misconfig", reason="wrong_answer", submitted=["frontend"],
+                   expected=["geo"], components=["geo"], commands=["kubectl get pods -n h"], outputs=["geo 1/1"])
+    unseen = Failure(**{**seen.__dict__, "trajectory": "t2", "outputs": ["frontend 1/1"]})
+    unknown = Failure(**{**seen.__dict__, "trajectory": "t3", "expected": None, "components": []})
+    said = [lessons(f)[0].lesson for f in (seen, unseen, unknown)]
+    assert "The calls did show geo" in said[0] and "No call looked at geo" in said[1]
+    assert said[2].startswith('The answer ["frontend"] was judged wrong') and "logs, events" in said[2]
+    assert len({lessons(f)[0].id for f in (seen, unseen)}) == 1  # one failure kind: one id, merged by dedupe

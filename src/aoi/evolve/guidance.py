@@ -66,8 +66,12 @@ def _answer(f: Failure) -> Entry:
     if f.reason == "format_error":
         return _entry(f, f.reason, "", f"The submission {_show(f.submitted)} was not in the {f.task_type} format; "
                       f"submit {ANSWER_FORMATS[f.task_type]}.", [])
-    lesson = {"detection": _detection, "localization": _localization, "analysis": _analysis,
-              "mitigation": _mitigation}[f.task_type](f)
+    if f.expected is None and f.task_type != "mitigation":  # a problem the registry does not know: calls only
+        lesson = (f"The answer {_show(f.submitted)} was judged wrong after {len(f.commands)} call(s); they never "
+                  f"looked at {_unseen(f)}.")
+    else:
+        lesson = {"detection": _detection, "localization": _localization, "analysis": _analysis,
+                  "mitigation": _mitigation}[f.task_type](f)
     return _entry(f, f.reason, f"{f.family}|{_show(f.expected)}", lesson, f.components[:1])
 
 
