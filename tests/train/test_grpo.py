@@ -54,6 +54,16 @@ def test_constrained_sampling_makes_every_sample_a_parsable_decision(run):
     assert [(line["rewards/format/mean"], line["rewards/format/std"]) for line in lines] == [(1.0, 0.0)] * 2
 
 
+def test_aoi_report_draws_the_run_by_step_and_wall_clock(run, tmp_path):
+    from aoi.evaluate.training import write_training_report
+
+    options, _ = run
+    text = write_training_report(options.out, [], tmp_path / "report")[0].read_text()
+    last = reward_lines(options.out)[-1]
+    assert f"| out | trl | tiny | {last['step']} |" in text and f"| {last['step']} | {last['reward']:.2f} |" in text
+    assert "```\nReward by wall-clock\n" in text
+
+
 def test_unconstrained_sampling_keeps_trls_generation(dataset, tmp_path):
     path = config_file(tmp_path, rollout={"constrained": False})
     manifest = train_grpo(GrpoOptions(data=dataset, out=tmp_path / "out", max_steps=1, config=path))

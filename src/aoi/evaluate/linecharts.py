@@ -19,6 +19,7 @@ class Lines:
     series: dict[str, list[tuple[float, float]]]
     x_label: str
     y_label: str = ""
+    x_min: float | None = None  # where the x axis starts (None: the smallest x), e.g. 0 for seconds since a start
 
 
 def bounds(lines: Lines) -> tuple[float, float, float, float]:
@@ -31,6 +32,7 @@ def bounds(lines: Lines) -> tuple[float, float, float, float]:
     xs = [x for points in lines.series.values() for x, _ in points] or [0.0]
     ys = [y for points in lines.series.values() for _, y in points] or [0.0]
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    x0 = x0 if lines.x_min is None else min(x0, lines.x_min)
     if x1 == x0:
         x1 = x0 + 1
     if y1 == y0:

@@ -157,7 +157,8 @@ def _connect(ray, address: str | None, workers: int) -> bool:
     if address:
         ray.init(address=address, log_to_driver=False)
     else:
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        # "local": a new instance even when this machine runs a cluster already (that one is --ray-address's)
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
     return True
 
 

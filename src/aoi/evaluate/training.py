@@ -118,7 +118,7 @@ def reward_lines(runs: list[TrainingRun]) -> tuple[Lines, Lines]:
     by_wall = {run.name: list(zip(walls(run.steps), (float(s["reward"]) for s in run.steps), strict=True))
                for run in runs}
     return (Lines(title="Reward by step", series=by_step, x_label="step"),
-            Lines(title="Reward by wall-clock", series=by_wall, x_label="seconds since the run started"))
+            Lines(title="Reward by wall-clock", series=by_wall, x_label="seconds since the run started", x_min=0.0))
 
 
 def terms(runs: list[TrainingRun]) -> list[str]:
