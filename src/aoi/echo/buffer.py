@@ -75,4 +75,5 @@ class ReplayBuffer:
         """Return the buffer's counters (depth, accepted, consumed, dropped, sampler busy seconds)."""
         return {"depth": len(self.groups), "accepted": self.accepted, "consumed": self.consumed,
                 "dropped_stale": self.dropped_stale, "busy_s": self.busy_s, "tokens": self.tokens,
-                "ids": [g.group_id for g in self.groups], "incarnations": dict(self.incarnations)}
+                "ids": [g.group_id for g in self.groups],
+                "incarnations": {str(k): v for k, v in self.incarnations.items()}}

@@ -30,6 +30,7 @@ class EchoOptions:
     staleness: int = 1  # S: async takes groups drawn at most S versions before the trainer's
     ray_address: str | None = None  # None: a local Ray instance; "auto" or host:port: an existing cluster
     buffer_capacity: int | None = None  # groups the buffer holds (None: 2 steps' worth)
+    name: str | None = None  # names the Ray actors "<name>-sampler-<i>", "<name>-trainer"... (None: unnamed)
 
 
 @dataclass(kw_only=True)

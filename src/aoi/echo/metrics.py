@@ -61,6 +61,7 @@ def step_line(*, mode: str, groups: list[Group], update: dict, clock: Clock, wei
     return {"step": update["step"], "time": time.time(), "engine": "echo", "mode": mode, "wall": round(wall, 3),
             "policy_version": update["policy_version"], "staleness": stale,
             "versions": [g.version for g in groups], "group_ids": [g.group_id for g in groups],
+            "rollouts": sum(len(g.samples) for g in groups),
             "staleness_mean": sum(stale) / max(1, len(stale)), "staleness_max": max(stale, default=0),
             "dropped_stale": dropped, "dropped_stale_total": clock.dropped, "queue_depth": queue_depth,
             "trainer_idle": _share(1 - update["busy_s"] / wall),

@@ -21,6 +21,7 @@ from aoi.echo.trainer import Trainer
 from aoi.echo.weights import WeightStore
 
 POLL_S = 0.05  # how often an idle trainer looks into the buffer
+RESTART_S = 300.0  # how long to wait for an actor Ray is restarting
 
 
 def connect(address: str | None) -> Any:
@@ -42,31 +43,45 @@ class Swarm:
     def __init__(self, run: Run, ray: Any):
         grpo = run.options.grpo
         self.ray, self.run = ray, run
-        self.store = ray.remote(num_cpus=0)(WeightStore).remote(str(Path(grpo.out) / "weights"),
-                                                                keep=run.options.staleness + 2)
-        capacity = run.options.buffer_capacity or 2 * run.groups_per_step
-        self.buffer = ray.remote(num_cpus=0)(ReplayBuffer).remote(capacity)
-        self.trainer = ray.remote(num_cpus=0, max_restarts=3)(Trainer).remote(
+        self.store = self._actor(WeightStore, "store").remote(str(Path(grpo.out) / "weights"),
+                                                              keep=run.options.staleness + 2)
+        self.buffer = self._actor(ReplayBuffer, "buffer").remote(run.options.buffer_capacity
+                                                                 or 2 * run.groups_per_step)
+        self.trainer = self._actor(Trainer, "trainer", max_restarts=3).remote(
             run.train, run.policy, str(grpo.out), store=self.store, resume=grpo.resume)
-        actor = ray.remote(num_cpus=0, max_restarts=-1, scheduling_strategy="SPREAD")(Sampler)
         self.rows = ray.put(run.rows)  # held by the driver: a restarted sampler is built from the same object
-        self.samplers = [actor.remote(i, run.sampler, self.rows, store=self.store, buffer=self.buffer)
+        self.samplers = [self._actor(Sampler, f"sampler-{i}", max_restarts=-1, scheduling_strategy="SPREAD")
+                         .remote(i, run.sampler, self.rows, store=self.store, buffer=self.buffer)
                          for i in range(run.options.samplers)]
         self.state = ray.get(self.trainer.state.remote())
         ray.get([s.ready.remote() for s in self.samplers])
-        self.restarts = 0
+
+    def _actor(self, cls: type, role: str, **options: Any) -> Any:
+        """Return the Ray actor class for a part (no CPU reserved: the parts take turns on the cores they share)."""
+        name = {"name": f"{self.run.options.name}-{role}"} if self.run.options.name else {}
+        return self.ray.remote(cls).options(num_cpus=0, **name, **options)
 
     def update(self, groups: list) -> dict:
         """Train on the groups; if the trainer died before its step landed, train the restarted one on them."""
         try:
             return self.ray.get(self.trainer.update.remote(groups))
         except self.ray.exceptions.RayActorError:
-            self.restarts += 1
-            state = self.ray.get(self.trainer.state.remote())
+            state = self.when_up(self.trainer.state)
             if state["step"] != self.state["step"]:
                 raise RuntimeError("the trainer died after saving its step but before reporting it; rerun with "
                                    "--resume to continue from that checkpoint") from None
-            return self.ray.get(self.trainer.update.remote(groups))
+            return self.when_up(self.trainer.update, groups)
+
+    def when_up(self, method: Any, *args: Any) -> Any:
+        """Call an actor's method, waiting while Ray restarts the actor (it reloads its model: tens of seconds)."""
+        deadline = time.monotonic() + RESTART_S
+        while True:
+            try:
+                return self.ray.get(method.remote(*args))
+            except self.ray.exceptions.ActorUnavailableError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(POLL_S * 4)
 
     def sequential_step(self) -> tuple[list, float]:
         """Pull the step's groups from every sampler at once at the trainer's version; return them, busy seconds."""
@@ -86,7 +101,7 @@ class Swarm:
             try:
                 return self.ray.get(ref)
             except self.ray.exceptions.RayActorError:
-                self.restarts += 1
+                time.sleep(POLL_S * 4)  # Ray is restarting it: ask again (the half-drawn groups are gone)
                 ref = self._ask(index, rows)
 
     def async_steps(self) -> None:
@@ -119,7 +134,7 @@ class Swarm:
                 try:
                     self.ray.get(ref)
                 except self.ray.exceptions.RayActorError:
-                    self.restarts += 1
+                    pass  # Ray restarts it; the group it was drawing was never pushed
                 runs[index] = self.samplers[index].run.remote()
 
     def sequential_steps(self) -> None:
@@ -136,11 +151,15 @@ class Swarm:
         """Stop the samplers, take the trainer's final adapter, end every actor; return summary and files."""
         self.ray.get(self.buffer.close.remote())
         files = self.ray.get(self.trainer.files.remote())
+        trainer = self.ray.get(self.trainer.state.remote())
         stats = self.ray.get(self.buffer.stats.remote())
         for actor in [*self.samplers, self.trainer, self.buffer, self.store]:
             self.ray.kill(actor, no_restart=True)
-        summary = {"steps": self.state["step"], "version": self.state["version"], "sampler_restarts": self.restarts,
-                   "buffer_accepted": stats["accepted"], "buffer_consumed": stats["consumed"]}
+        summary = {"steps": self.state["step"], "version": self.state["version"],
+                   "sampler_restarts": sum(stats["incarnations"].values()),
+                   "trainer_resumed_from": trainer["resumed_from"],
+                   "buffer": {key: stats[key] for key in ("accepted", "consumed", "dropped_stale", "depth",
+                                                          "incarnations")}}
         return summary, files
 
 

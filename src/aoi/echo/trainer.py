@@ -48,7 +48,7 @@ class Trainer:
                                                  seed=policy.get("seed", 0))
         params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=spec.learning_rate)
-        self.version, self.step, self.busy_s = 0, 0, 0.0
+        self.version, self.step, self.busy_s, self.resumed_from = 0, 0, 0.0, None
         if resume or _restarted():
             self._resume()
         self.publish()
@@ -127,11 +127,11 @@ class Trainer:
         load_adapter(self.model, {WEIGHTS: (folder / WEIGHTS).read_bytes()})
         self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
         state = json.loads((folder / "state.json").read_text())
-        self.step, self.version = state["step"], state["version"]
+        self.step, self.version, self.resumed_from = state["step"], state["version"], state["step"]
 
     def state(self) -> dict:
-        """Return the step, version and busy seconds."""
-        return {"step": self.step, "version": self.version, "busy_s": self.busy_s}
+        """Return the step, version, busy seconds, and the checkpoint step it resumed from (None: a fresh start)."""
+        return {"step": self.step, "version": self.version, "busy_s": self.busy_s, "resumed_from": self.resumed_from}
 
     def files(self) -> dict[str, bytes]:
         """Return the current adapter's files (the run's result; the driver writes them into --out)."""

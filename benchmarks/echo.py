@@ -1,0 +1,138 @@
+"""Echo's figures: colocated vs sequential vs async (S = 1, 2, 4) on this machine, and a model of the speed-up.
+
+For each mode it runs `--steps` GRPO steps of the Observer (per-decision rollouts in the twin, `--groups` groups of
+`--generations` samples a step) and prints rollouts/s, train steps/s, trainer and sampler idle shares, staleness,
+dropped groups, and the reward against wall-clock. Then it models the speed-up of async over colocated with N
+samplers from the measured costs (a group's generation + episodes, an update, a weight sync) and checks the model
+against the runs made here (1 sampler each, and `--max-samplers`).
+
+    nice -n 10 .venv/bin/python benchmarks/echo.py --base tiny --steps 6
+    nice -n 10 .venv/bin/python benchmarks/echo.py --base smollm2 --steps 3
+
+Figures of a run go to OUT/<label>/metrics.jsonl as well (Ray and the models load once per run, before the clock
+starts: the rates are over the training loop only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from aoi.echo.engine import EchoOptions, train_echo
+from aoi.train.common import read_jsonl
+from aoi.train.grpo import GrpoOptions
+
+TRAIN_PAIRS = [("scale_pod_zero_social_net-mitigation-1", None)]  # a mitigation problem of every split's train part
+
+
+def teacher_data(work: Path) -> Path:
+    """Run the expert on the train problems and export the dataset (the `rl` view GRPO trains on)."""
+    from aoi.config import load_config
+    from aoi.data.export import export
+    from aoi.data.generate import generate
+
+    generate(TRAIN_PAIRS, work / "teacher", load_config(overrides={"model": "expert"}, environ={}))
+    export([work / "teacher"], work / "data", overwrite=True)
+    return work / "data"
+
+
+def run(args, data: Path, work: Path, label: str, mode: str, samplers: int = 1, staleness: int = 1) -> list[dict]:
+    """Train --steps steps in one mode; return its metrics lines."""
+    config = work / "grpo.yaml"
+    config.write_text(yaml.safe_dump({"grpo": {"num_generations": args.generations, "max_completion_length":
+                                               args.max_tokens, "per_device_train_batch_size":
+                                               args.generations * args.groups, "learning_rate": 1e-4}}))
+    grpo = GrpoOptions(data=data, out=work / label, base=args.base, max_steps=args.steps, config=config,
+                       seed=args.seed)
+    options = EchoOptions(grpo=grpo, mode=mode, samplers=samplers, staleness=staleness,
+                          buffer_capacity=max(2, args.groups * (staleness + 1)))
+    train_echo(options)
+    return read_jsonl(work / label / "metrics.jsonl")
+
+
+def figures(lines: list[dict]) -> dict:
+    """Return a run's figures from its metrics lines."""
+    last, wall = lines[-1], lines[-1]["wall"]
+    tail = lines[len(lines) // 2:]  # the final reward: mean over the second half of the run
+    return {"steps/s": len(lines) / wall, "rollouts/s": last["rollouts_per_s"], "tokens/s": last["tokens_per_s"],
+            "trainer idle": last["trainer_idle"], "sampler idle": last["sampler_idle"],
+            "staleness": statistics.mean(s for line in lines for s in line["staleness"]),
+            "dropped": last["dropped_stale_total"], "reward": statistics.mean(line["reward"] for line in tail),
+            "wall": wall}
+
+
+def costs(colocated: list[dict], sequential: list[dict], groups: int) -> dict:
+    """Return the measured unit costs: a group's generation + episodes, an update, a weight sync (seconds)."""
+    per_group = [line["wall"] - prev - line["train_s"] for prev, line in
+                 zip([0.0] + [x["wall"] for x in colocated], colocated)]
+    syncs = [line["weight_sync_s"] for line in sequential if line["weight_sync_s"] > 0] or [0.0]
+    return {"group": statistics.median(per_group) / groups, "update": statistics.median(x["train_s"] for x in
+                                                                                         colocated),
+            "sync": statistics.median(syncs)}
+
+
+def modelled_speedup(cost: dict, samplers: int, groups: int, cores: float) -> float:
+    """Return async steps/s over colocated steps/s with N samplers when `cores` cores run N samplers + a trainer."""
+    colocated = 1 / (groups * cost["group"] + cost["update"])
+    share = min(1.0, cores / (samplers + 1))  # each busy process's share of a core
+    generate = samplers * share / (cost["group"] + cost["sync"])  # groups/s the samplers make
+    train = share / cost["update"]  # steps/s the trainer could take
+    return min(generate / groups, train) / colocated
+
+
+def main() -> None:
+    """Run the modes, print the table, the reward against wall-clock, and the speed-up model."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--base", default="tiny")
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--groups", type=int, default=2, help="groups per step")
+    parser.add_argument("--generations", type=int, default=2, help="samples per group (G)")
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--max-samplers", type=int, default=2, help="async run with this many samplers (check)")
+    parser.add_argument("--data", type=Path, default=None, help="dataset folder (default: the expert, made here)")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    work = args.out or Path(tempfile.mkdtemp(prefix="echo-bench-"))
+    data = args.data or teacher_data(work)
+    runs = {"colocated": run(args, data, work, "colocated", "colocated"),
+            "sequential": run(args, data, work, "sequential", "sequential")}
+    for s in (1, 2, 4):
+        runs[f"async S={s}"] = run(args, data, work, f"async-s{s}", "async", staleness=s)
+    runs[f"async S=1 N={args.max_samplers}"] = run(args, data, work, f"async-n{args.max_samplers}", "async",
+                                                   samplers=args.max_samplers, staleness=1)
+    report(args, runs)
+
+
+def report(args, runs: dict) -> None:
+    """Print the figures, the reward against wall-clock, and the model checked against the runs."""
+    table = {label: figures(lines) for label, lines in runs.items()}
+    print(f"base {args.base}, {args.steps} steps of {args.groups} groups x {args.generations} samples, "
+          f"load average {os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} cores")
+    print(f"{'mode':<16}" + "".join(f"{k:>13}" for k in next(iter(table.values()))))
+    for label, row in table.items():
+        print(f"{label:<16}" + "".join(f"{v:>13.3f}" for v in row.values()))
+    print("\nreward against wall-clock (s:reward per step)")
+    for label, lines in runs.items():
+        print(f"{label:<16} " + " ".join(f"{line['wall']:.0f}:{line['reward']:.2f}" for line in lines))
+    cost = costs(runs["colocated"], runs["sequential"], args.groups)
+    print(f"\nmeasured costs (median s): {json.dumps({k: round(v, 3) for k, v in cost.items()})}")
+    base = table["colocated"]["steps/s"]
+    for n in (1, 2, 4, 8):
+        print(f"model N={n}: async/colocated {modelled_speedup(cost, n, args.groups, 2):.2f}x on 2 cores, "
+              f"{modelled_speedup(cost, n, args.groups, math.inf):.2f}x with a core each")
+    for label in ("async S=1", f"async S=1 N={args.max_samplers}"):
+        n = 1 if label == "async S=1" else args.max_samplers
+        print(f"measured {label}: {table[label]['steps/s'] / base:.2f}x colocated "
+              f"(model on 2 cores: {modelled_speedup(cost, n, args.groups, 2):.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
