@@ -18,6 +18,17 @@ from aoi.problems.scenarios import dumps, load_scenarios
 from aoi.problems.seeds import seed_scenarios
 
 
+@pytest.fixture
+def one_thread():
+    """Run torch on one thread, then restore: on a shared, loaded machine threads mostly wait on each other."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def hotel_seed():
     return next(s for s in seed_scenarios() if s.app == "hotel-reservation")
@@ -55,7 +66,7 @@ def test_the_prompt_shows_the_seed_and_asks_for_a_new_fault_in_its_namespace(hot
     assert "different fault kind" in user["content"] and '"solution_commands"' in system["content"]
 
 
-def test_a_local_model_decodes_within_the_scenario_schema(hotel_seed):
+def test_a_local_model_decodes_within_the_scenario_schema(hotel_seed, one_thread):
     model = LocalModel("tiny", temperature=1.0, seed=3, progress=False)
     [made] = generate(model, [hotel_seed], group=1, generator="local:tiny", max_tokens=600)
     assert made.scenario is not None, made.errors  # random weights, yet the reply is one JSON object

@@ -39,10 +39,17 @@ def config(folder, **sections):
 
 @pytest.fixture(scope="module")
 def run(seeds, tmp_path_factory):
+    import torch
+
     folder = tmp_path_factory.mktemp("evolver")
     options = GrpoOptions(data=seeds, out=folder / "out", role="evolver", base="tiny", max_steps=2,
                           config=config(folder))
-    return options, train_grpo(options)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # a 2-layer model gains nothing from threads that wait on a loaded machine's cores
+    try:
+        return options, train_grpo(options)
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_evolver_grpo_logs_every_reward_dimension_and_counts_the_scenarios(run):

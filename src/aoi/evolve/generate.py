@@ -159,18 +159,17 @@ def decoding_schema(seed: Scenario) -> dict:
         True
     """
     command = _text(100)  # free text, not a regex: lm-format-enforcer caches free text, a pattern costs ~10x
-    symptom = {"type": "object", "required": ["command", "pattern", "description"], "properties": {
-        "command": command, "pattern": _text(40), "description": _text(80)}}
-    cause = {"type": "object", "required": ["system_level", "fault_type", "components"], "properties": {
-        "system_level": {"type": "string", "enum": SYSTEM_LEVELS},
-        "fault_type": {"type": "string", "enum": FAULT_TYPES},
-        "components": {"type": "array", "minItems": 1, "maxItems": 2, "items": _text(30)}}}
-    fields = {"id": _text(30), "app": {"type": "string", "enum": [seed.app]},
-              "namespace": {"type": "string", "enum": [seed.namespace]}, "description": _text(100),
-              "fault": _list({"type": "object", "required": ["kubectl"], "properties": {"kubectl": command}}),
-              "symptoms": _list(symptom), "root_cause": cause, "diagnostic_commands": _list(command),
-              "solution_commands": _list(command)}
-    return {"type": "object", "required": list(fields), "properties": fields}
+    symptom = _object(command=command, pattern=_text(40), description=_text(80))
+    cause = _object(system_level={"type": "string", "enum": SYSTEM_LEVELS},
+                    fault_type={"type": "string", "enum": FAULT_TYPES}, components=_list(_text(30)))
+    return _object(id=_text(30), app={"type": "string", "enum": [seed.app]},
+                   namespace={"type": "string", "enum": [seed.namespace]}, description=_text(100),
+                   fault=_list(_object(kubectl=command)), symptoms=_list(symptom), root_cause=cause,
+                   diagnostic_commands=_list(command), solution_commands=_list(command))
+
+
+def _object(**fields: dict) -> dict:
+    return {"type": "object", "required": list(fields), "additionalProperties": False, "properties": fields}
 
 
 def _text(limit: int) -> dict:
