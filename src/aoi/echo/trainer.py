@@ -10,6 +10,7 @@ groups, a correction for stale ones (async). TRL's GRPOTrainer applies that corr
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,9 +152,7 @@ def latest_checkpoint(out: str | Path) -> Path | None:
 
 def _restarted() -> bool:
     """Return whether this process is a Ray actor restarted after a crash (it must resume, not start over)."""
-    try:
-        import ray
-
-        return ray.is_initialized() and ray.get_runtime_context().was_current_actor_reconstructed
-    except (ImportError, RuntimeError, AttributeError):
+    ray = sys.modules.get("ray")  # an actor's process has imported ray; the co-located trainer need not
+    if ray is None or not ray.is_initialized() or ray.get_runtime_context().get_actor_id() is None:
         return False
+    return bool(ray.get_runtime_context().was_current_actor_reconstructed)
