@@ -41,7 +41,10 @@ def completion_logprobs(model: Any, prompt_ids: list[int], completion_ids: list[
 
     device = next(model.parameters()).device
     ids = torch.tensor([prompt_ids + completion_ids], device=device)
-    logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0, len(prompt_ids) - 1:-1]
+    # Only the completion's positions go through the LM head: over a 1,000-token prompt and a 49k vocabulary the
+    # full logits would dominate the update's time and memory.
+    keep = len(completion_ids) + 1
+    logits = model(input_ids=ids, attention_mask=torch.ones_like(ids), logits_to_keep=keep).logits[0, -keep:-1]
     scaled = logits.float() / (temperature if temperature > 0 else 1.0)
     targets = torch.tensor(completion_ids, device=device).view(-1, 1)
     return torch.log_softmax(scaled, dim=-1).gather(1, targets).view(-1)
