@@ -62,8 +62,11 @@ class EpisodeActor:
         self.worker = Worker(config, audit=self.audit)
 
     def run(self, job) -> tuple:
-        """Run one episode; return (trajectory, results row, audit lines)."""
-        traj, row = self.worker.episode(job)
+        """Run one episode; return (trajectory, results row, audit lines), or (None, its error, audit lines)."""
+        try:
+            traj, row = self.worker.episode(job)
+        except Exception as exc:  # noqa: BLE001 - raised again in the eval process, after its audit lines are kept
+            return None, exc, self.audit.take()
         return traj, row, self.audit.take()
 
     def node(self) -> str:
@@ -122,8 +125,10 @@ class RayPool(Executor):
             return  # abandoned: nothing is saved, so the episode runs again on resume
         try:
             traj, row, audit = done.result()
+            _append(self.audit_path, audit)  # a failed episode's changes are on record too, as in the local pool
+            if traj is None:
+                raise row
             self.store.save(traj)
-            _append(self.audit_path, audit)
         except Exception as exc:  # noqa: BLE001 - the runner records it as an episode that could not run
             outer.set_exception(_cause(exc))
         else:
