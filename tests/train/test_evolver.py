@@ -8,7 +8,7 @@ import json
 
 import pytest
 import yaml
-from tests.evolve.handmade import scale_zero
+from tests.evolve.handmade import scale_zero, variant
 from typer.testing import CliRunner
 
 from aoi.cli import app
@@ -79,12 +79,13 @@ def test_rewards_are_the_executed_scores_with_diversity_within_the_group(tmp_pat
     seed = next(s for s in seed_scenarios() if s.app == "hotel-reservation")
     scorer = GroupScorer([seed], weights=DEFAULT_WEIGHTS, generator="replay", log=tmp_path / "c.jsonl", seed=0)
     runs, fixed = json.dumps(scale_zero()), f"```json\n{json.dumps(scale_zero())}\n```"
-    texts = [runs, "not a scenario", fixed]
-    values = {name: scorer.reward(name)(None, texts, [seed.id] * 3) for name in DEFAULT_WEIGHTS}
-    assert values["format"] == [1.0, 0.0, 1.0]
-    assert values["solution_effectiveness"] == [1.0, 0.0, 1.0] and values["problem_validity"] == [1.0, 0.0, 1.0]
+    outside = json.dumps(variant(scale_zero(), solution_commands=["kubectl delete pod coredns -n kube-system"]))
+    texts = [runs, "not a scenario", fixed, outside]
+    values = {name: scorer.reward(name)(None, texts, [seed.id] * 4) for name in DEFAULT_WEIGHTS}
+    assert values["format"] == [1.0, 0.0, 1.0, 0.0]  # out of scope: zero on every dimension, format included
+    assert values["solution_effectiveness"] == values["problem_validity"] == [1.0, 0.0, 1.0, 0.0]
     assert max(values["diversity"]) < 0.1  # the two runnable ones are copies of each other in one group
-    assert scorer.totals == {"candidates": 3, "valid": 2, "executable": 2}  # executed once for all six dimensions
+    assert scorer.totals == {"candidates": 4, "valid": 2, "executable": 2}  # executed once for all six dimensions
 
 
 def test_config_mistakes_of_the_evolver_are_named(seeds, tmp_path):

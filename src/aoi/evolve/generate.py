@@ -214,7 +214,7 @@ def load_generator(spec: str, *, seed: int = 0, temperature: float = 1.0) -> Mod
         raise ValueError("the expert model diagnoses but writes no scenarios; use local:smollm2, openai:<model> or "
                          "replay:<file>")
     # Local models take a sampling seed (each call then uses seed + n); servers sample on their own.
-    extra = {"seed": seed, "progress": False} if spec.startswith("local:") else {}
+    extra = {"seed": seed} if spec.startswith("local:") else {}
     return load_model(spec, temperature=temperature, **extra)
 
 
