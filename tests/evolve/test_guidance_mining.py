@@ -33,9 +33,11 @@ def _observer(**decision) -> dict:
     return {"role": "observer", "text": json.dumps({"phase": "survey", "instruction": "", "context": "", **decision})}
 
 
-# One episode's script (replay models are rebuilt per episode): a repeated call, a refused write, the answer "No".
+# One episode's script (replay models are rebuilt per episode): a repeated call, a refused write, a call with wrong
+# arguments, the answer "No".
 WRONG = [_observer(next="probe", instruction="list the pods"), *[_probe(f"kubectl get pods -n {NS}")] * 3,
          _probe(f"kubectl delete pod -l app=user-service -n {NS}"),
+         {"role": "probe", "text": json.dumps({"thought": "", "tool": "get_logs", "args": {"type": "function"}})},
          {"role": "probe", "text": json.dumps({"thought": "", "tool": "finish", "args": {"findings": "fine"}})},
          _observer(next="submit", answer="No")]
 
@@ -53,7 +55,7 @@ def _eval(tmp_path, name: str, script: list, problems=(FAULTY, HEALTHY), k: int 
 
 @pytest.fixture(scope="module")
 def failed_run(tmp_path_factory):
-    return _eval(tmp_path_factory.mktemp("runs"), "wrong", WRONG)
+    return _eval(tmp_path_factory.mktemp("runs"), "wrong", WRONG, **{"agent.probe_budget": 6})
 
 
 def test_failed_episodes_become_entries_with_provenance(failed_run):
@@ -62,13 +64,15 @@ def test_failed_episodes_become_entries_with_provenance(failed_run):
     failed_ids = {r["trajectory_id"] for r in rows if not r["success"]}
     assert len(failed_ids) == 2 and {f.trajectory for f in failures} == failed_ids  # the healthy "No" was right
     by_kind = {e.kind: e for e in entries}
-    assert set(by_kind) == {"wrong_answer", "refused", "repeated"} and len(entries) == 3  # two attempts merged
+    assert set(by_kind) == {"wrong_answer", "refused", "repeated", "failed_call"} and len(entries) == 4  # merged
     assert all(set(e.provenance) == failed_ids and e.task_type == "detection" for e in entries)
     answer = by_kind["wrong_answer"]
     assert '"No"' in answer.lesson and "k8s target port misconfig" in answer.lesson
     assert "user-service" in answer.keywords and "social-network" in answer.keywords
     assert "kubectl delete pod" in by_kind["refused"].lesson and "read-only" in by_kind["refused"].lesson
     assert f"kubectl get pods -n {NS}" in by_kind["repeated"].lesson
+    assert "wrong arguments for get_logs" in by_kind["failed_call"].lesson
+    assert not any("wrong arguments" in s for e in entries for s in e.symptoms)  # the call's fault, not the app's
     assert any('expected "Yes"' in line for line in answer.evidence)
 
 
@@ -77,7 +81,7 @@ def test_a_run_store_of_aoi_run_is_read_too(failed_run, tmp_path):
     for traj in TrajectoryStore(failed_run / "trajectories.db").query():
         store.save(traj)
     entries, failures = mine([tmp_path / "trajectories.db"])
-    assert len(failures) == 2 and {e.kind for e in entries} == {"wrong_answer", "refused", "repeated"}
+    assert len(failures) == 2 and {e.kind for e in entries} == {"wrong_answer", "refused", "repeated", "failed_call"}
 
 
 def test_a_successful_run_gives_no_entries(tmp_path):
@@ -99,14 +103,14 @@ def test_similar_lessons_merge_and_different_ones_stay():
 
 def test_the_cli_writes_entries_and_a_model_can_write_the_lessons(failed_run, tmp_path):
     writer = tmp_path / "writer.yaml"
-    writer.write_text(yaml.safe_dump([f"Lesson {i}: list the endpoints before answering." for i in range(3)]))
+    writer.write_text(yaml.safe_dump([f"Lesson {i}: list the endpoints before answering." for i in range(4)]))
     out = tmp_path / "guidance.jsonl"
     result = CliRunner().invoke(evolve_app, ["guidance", "--from", str(failed_run), "--out", str(out),
                                              "--model", f"replay:{writer}"])
     assert result.exit_code == 0, result.output
-    assert "2 failed episode(s) (2 wrong_answer) -> 3 entries" in result.output
+    assert "2 failed episode(s) (2 wrong_answer) -> 4 entries" in result.output
     entries = load_guidance(out)
-    assert sorted(e.lesson for e in entries) == [f"Lesson {i}: list the endpoints before answering." for i in range(3)]
+    assert sorted(e.lesson for e in entries) == [f"Lesson {i}: list the endpoints before answering." for i in range(4)]
     assert {e.source for e in entries} == {"replay:writer.yaml"} and all(e.provenance for e in entries)
     bad = CliRunner().invoke(evolve_app, ["guidance", "--from", str(tmp_path / "none"), "--out", str(out)])
     assert bad.exit_code == 2 and "holds no results.jsonl or trajectories.db" in " ".join(bad.output.split())

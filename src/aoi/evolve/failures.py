@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoi.evaluate.failures import failure_reason
+from aoi.models.expert import contract
 from aoi.store.sqlite import TrajectoryStore
 from aoi.trajectory import Trajectory
 
@@ -41,6 +42,7 @@ class Failure:
     symptoms: list[str] = field(default_factory=list)  # error lines the sub-agents saw, first seen first
     commands: list[str] = field(default_factory=list)  # the sub-agents' calls that ran, in order
     refused: list[tuple[str, str]] = field(default_factory=list)  # (call, first line of the refusal)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (call, first line of its error): the call's fault
     repeated: Counter = field(default_factory=Counter)  # call -> refused repeats
     changes: list[str] = field(default_factory=list)  # the executor's calls
     wasted: int = 0  # sub-agent and Observer steps with a WASTED status
@@ -109,12 +111,20 @@ def _read_step(found: Failure, step) -> None:
     if status == "repeated":
         found.repeated[call] += 1
     elif status == "refused":
-        found.refused.append((call, step.observation.strip().splitlines()[0][:SYMPTOM_CHARS] if step.observation
-                              else "refused"))
+        found.refused.append((call, _first_line(step.observation)))
     elif call and not call.startswith("finish"):
         (found.changes if step.role == "executor" else found.commands).append(call)
         found.outputs.append(step.observation)
-        _add_symptoms(found.symptoms, step.observation)
+        if status == "error" or step.observation.lstrip().startswith(contract.FAILED):  # the call failed, not the app
+            found.failed.append((call, _first_line(step.observation)))
+        else:
+            _add_symptoms(found.symptoms, step.observation)
+
+
+def _first_line(text: str) -> str:
+    """Return the first line of an observation, cut to SYMPTOM_CHARS."""
+    lines = text.strip().splitlines()
+    return lines[0][:SYMPTOM_CHARS] if lines else "(no output)"
 
 
 def _call(text: str) -> str:

@@ -42,18 +42,24 @@ def mine(runs: list[str | Path], embedder: Embedder | None = None) -> tuple[list
 
 
 def lessons(f: Failure) -> list[Entry]:
-    """Return the entries one failure teaches: its answer, its refused calls, its repeated calls."""
+    """Return the entries one failure teaches: its answer, its failed, refused and repeated calls."""
     entries = [_answer(f)]
+    if f.failed:
+        call, why = f.failed[0]
+        lesson = (f"Calls failed ({len(f.failed)}x), e.g. `{_cut(call)}`: {why}. Ask only for what the sub-agent's "
+                  "tools can do (their declared arguments, kubectl and the commands that exist in the containers).")
+        entries.append(_entry(f, "failed_call", call.split("(")[0].split(" -")[0], lesson, [call]))
     if f.refused:
         call, why = f.refused[0]
-        entries.append(_entry(f, "refused", _verb(call), f"Calls were refused ({len(f.refused)}x), e.g. `{call}`: "
-                              f"{why}. The probe is read-only and interactive commands are refused: give "
-                              "instructions the sub-agent can carry out with its own tools.", [call]))
+        lesson = (f"Calls were refused ({len(f.refused)}x), e.g. `{_cut(call)}`: {why}. The probe is read-only and "
+                  "interactive commands are refused: give instructions the sub-agent can carry out with its tools.")
+        entries.append(_entry(f, "refused", _verb(call), lesson, [call]))
     if f.repeated:
         call, times = f.repeated.most_common(1)[0]
-        entries.append(_entry(f, "repeated", call, f"The call `{call}` was repeated {times} more time(s) within "
-                              f"one instruction ({f.wasted} step(s) of the episode brought nothing new): its output "
-                              "does not change; ask for another resource, its logs or its events instead.", [call]))
+        lesson = (f"The call `{_cut(call)}` was repeated {times} more time(s) within one instruction ({f.wasted} "
+                  "step(s) of the episode brought nothing new): its output does not change; ask for another "
+                  "resource, its logs or its events instead.")
+        entries.append(_entry(f, "repeated", call, lesson, [call]))
     return entries
 
 
@@ -78,13 +84,13 @@ def _answer(f: Failure) -> Entry:
 def _detection(f: Failure) -> str:
     """Say why a detection answer was wrong."""
     if f.expected == "No":
-        seen = f" Lines such as \"{f.symptoms[0]}\" were normal here;" if f.symptoms else ""
-        return (f"Answered {_show(f.submitted)} on a healthy {f.app}.{seen} answer Yes only on evidence of a failing "
+        seen = f" Lines such as \"{f.symptoms[0]}\" were normal here." if f.symptoms else ""
+        return (f"{_answered(f)} on a healthy {f.app}.{seen} Answer Yes only on evidence of a failing "
                 "component (crashes, errors in its logs, refused connections).")
     if f.symptoms:
-        return (f"Answered {_show(f.submitted)} although {f.app} had a fault ({_words(f.family)}); the probe had "
+        return (f"{_answered(f)} although {f.app} had a fault ({_words(f.family)}); the probe had "
                 f"seen \"{f.symptoms[0]}\": such a line is a fault, not noise.")
-    return (f"Answered {_show(f.submitted)} although {f.app} had a fault ({_words(f.family)}); its {len(f.commands)} "
+    return (f"{_answered(f)} although {f.app} had a fault ({_words(f.family)}); its {len(f.commands)} "
             f"call(s) showed no error line. Before answering No also check {_unseen(f)}.")
 
 
@@ -167,9 +173,24 @@ def write_lessons(entries: list[Entry], model) -> list[Entry]:
     return entries
 
 
+def _cut(call: str, chars: int = 100) -> str:
+    """Return a call cut to `chars` characters for a lesson.
+
+    Example:
+        >>> _cut("kubectl get pods -n x", 11)
+        'kubectl get...'
+    """
+    return call if len(call) <= chars else call[:chars].rstrip() + "..."
+
+
+def _answered(f: Failure) -> str:
+    """Say what the episode submitted."""
+    return "Submitted no answer" if f.submitted is None else f"Answered {_show(f.submitted)}"
+
+
 def _show(value) -> str:
-    """Render an answer compactly (JSON)."""
-    return json.dumps(value, ensure_ascii=False)
+    """Render an answer compactly (JSON; None: no answer)."""
+    return "no answer" if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def _words(family: str) -> str:
@@ -179,7 +200,7 @@ def _words(family: str) -> str:
         >>> _words("k8s_target_port-misconfig")
         'k8s target port misconfig'
     """
-    return " ".join(w for w in re.split(r"[_\-\s]+", family) if w and w not in TASK_WORDS and not w.isdigit())
+    return " ".join(w for w in re.split(r"[_\-\s]+", family) if len(w) > 2 and w not in TASK_WORDS and not w.isdigit())
 
 
 def _unseen(f: Failure) -> str:
