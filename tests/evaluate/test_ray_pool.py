@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,11 +24,10 @@ from .test_runner import start, wait_for_lines
 ray = pytest.importorskip("ray")
 ray_cluster = module_cluster()  # a head and a worker node, one CPU each: two actors need both nodes
 
-# Expert episodes of one app over three task types, two of them making changes (audited). None exports telemetry,
+# Expert episodes of one app over three task types, the mitigation making changes (audited). None exports telemetry,
 # whose folder name (random per episode) would change token counts between any two runs, and none runs `kubectl
 # exec`, whose WebSocket stream can fail under heavy load ("Unknown stream id"; noted for the twin's owners).
-PROBLEMS = ("revoke_auth_mongodb-detection-1", "user_unregistered_mongodb-analysis-1",
-            "wrong_bin_usage-mitigation-1", "misconfig_app_hotel_res-mitigation-1")
+PROBLEMS = ("revoke_auth_mongodb-detection-1", "user_unregistered_mongodb-analysis-1", "wrong_bin_usage-mitigation-1")
 TIMINGS = ("seconds", "finished_at", "trajectory_id")  # wall-clock figures and random ids: all else must match
 
 
@@ -62,7 +62,7 @@ def test_ray_rows_audit_and_trajectories_match_the_local_pool(ray_cluster, local
     out = tmp_path / "ray"
     expert_run(out, executor="ray", ray_address=ray_cluster.address)
     assert rows(out) == rows(local) and len(rows(out)) == len(PROBLEMS)
-    assert audit(out) == audit(local) and audit(out)  # the mitigations' changes, written by the eval process
+    assert audit(out) == audit(local) and audit(out)  # the mitigation's changes, written by the eval process
     stored = {s["id"] for s in TrajectoryStore(out / "trajectories.db").summaries()}
     assert stored == {row["trajectory_id"] for row in ResultsLog(out / "results.jsonl").read()[0]}
     figures = [json.loads((run / "summary.json").read_text())["overall"] for run in (out, local)]
@@ -97,13 +97,18 @@ def test_ctrl_c_on_the_cluster_leaves_a_run_that_resumes_to_the_local_rows(ray_c
 
 
 def test_an_episode_that_cannot_run_is_noted_as_the_local_pool_notes_it(ray_cluster, tmp_path):
-    config = load_config(overrides={"model": f"replay:{tmp_path / 'missing.json'}"}, environ={})
-    notes = {}
-    for executor in ("thread", "ray"):
-        summary = run_eval([(PROBLEMS[0], None)], 1, 1, config, tmp_path / executor, executor=executor)
-        notes[executor] = summary.sessions[-1]["not_run"]
-        assert not ResultsLog(tmp_path / executor / "results.jsonl").read()[0]
-    assert notes["ray"] == notes["thread"] and notes["ray"][0]["error"].startswith("ModelError: replay script")
+    spec = f"replay:{tmp_path / 'missing.json'}"
+    run_eval([(PROBLEMS[0], None)], 1, 1, load_config(overrides={"model": spec}, environ={}), tmp_path / "local",
+             executor="thread")
+    # Ray's default: without --ray-address a Ray instance of its own, even beside the cluster running here.
+    done = subprocess.run([sys.executable, "-m", "aoi.evaluate", "eval", "--problems", PROBLEMS[0], "--model", spec,
+                           "--engine", "ray", "--out", str(tmp_path / "ray")], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0 and "could not run" in done.stdout, done.stdout + done.stderr
+    notes = [json.loads((tmp_path / run / "summary.json").read_text())["sessions"][-1]["not_run"]
+             for run in ("local", "ray")]
+    assert notes[0] == notes[1] and notes[1][0]["error"].startswith("ModelError: replay script")
+    assert not ResultsLog(tmp_path / "ray" / "results.jsonl").read()[0]
 
 
 def test_more_workers_than_cluster_cpus_is_refused_with_the_fix(ray_cluster, tmp_path):
