@@ -147,8 +147,10 @@ def situation(description: str, memory) -> str:
     Example:
         >>> from aoi.agents.memory import Finding, Memory
         >>> m = Memory(); m.add_finding(Finding(1, "probe", "pods?", "user-service CrashLoopBackOff"))
-        >>> situation("Namespace: test-social-network", m)
-        'user-service CrashLoopBackOff\n\nNamespace: test-social-network'
+        >>> print(situation("Namespace: test-social-network", m))
+        user-service CrashLoopBackOff
+        <BLANKLINE>
+        Namespace: test-social-network
     """
     newest = [finding.text[:FINDING_CHARS] for finding in memory.findings[-FINDINGS_USED:]][::-1]
     return "\n\n".join([*newest, *memory.decisions[-1:], description])
