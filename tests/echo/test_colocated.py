@@ -70,3 +70,9 @@ def test_bad_echo_flags_are_clear_errors(dataset, tmp_path, flags, says):
     args = ["train", "grpo", "--data", str(dataset), "--out", str(tmp_path / "o"), "--engine", "echo", *flags]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and says in result.output
+
+
+def test_a_new_run_refuses_a_folder_holding_an_earlier_one(colocated, dataset, small_config):
+    options, _ = colocated
+    with pytest.raises(ValueError, match="pass --resume to continue it or choose a new --out"):
+        train_echo(echo_options(dataset, small_config, options.grpo.out, mode="colocated"))

@@ -65,9 +65,19 @@ def validate(options: EchoOptions) -> None:
     if options.samplers < 1 or options.staleness < 0:
         raise ValueError(f"--samplers {options.samplers} and --staleness {options.staleness}: give at least 1 "
                          "sampler and a staleness of 0 or more")
+    _check_out(Path(options.grpo.out), options.grpo.resume)
     if options.grpo.role != "observer" or options.grpo.mode != "per_decision":
         raise ValueError(f"--engine echo trains the observer on per_decision rollouts (got role "
                          f"{options.grpo.role!r}, mode {options.grpo.mode!r}); use --engine trl for the others")
+
+
+def _check_out(out: Path, resume: bool) -> None:
+    """Refuse to mix a new run into an earlier one's folder, and a resume without a checkpoint."""
+    if not resume and ((out / "metrics.jsonl").is_file() or any(out.glob("checkpoints/step-*"))):
+        raise ValueError(f"{out} holds an earlier run (metrics.jsonl, checkpoints); pass --resume to continue it "
+                         "or choose a new --out")
+    if resume and not any(out.glob("checkpoints/step-*")):
+        raise ValueError(f"--resume found no checkpoint in {out}/checkpoints; run without --resume first")
 
 
 def prepare(options: EchoOptions) -> Run:
@@ -86,7 +96,8 @@ def prepare(options: EchoOptions) -> Run:
     sampler = SamplerSpec(base=base, init=init, lora=grpo.lora, device=grpo.device,
                           generations=settings["num_generations"], max_new_tokens=settings["max_completion_length"],
                           temperature=settings["temperature"], constrained=grpo.constrained,
-                          episode_steps=grpo.episode_steps, weights=grpo.weights, seed=grpo.seed)
+                          episode_steps=grpo.episode_steps, weights=grpo.weights, seed=grpo.seed,
+                          samplers=options.samplers)
     train = TrainSpec(learning_rate=settings["learning_rate"], epsilon=settings.get("epsilon", 0.2),
                       is_cap=settings.get("vllm_importance_sampling_cap", 3.0), temperature=settings["temperature"],
                       max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)))

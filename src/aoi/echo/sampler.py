@@ -38,6 +38,7 @@ class SamplerSpec:
     episode_steps: int = 30
     weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     seed: int = 0
+    samplers: int = 1  # how many samplers share the dataset (each walks every samplers-th row)
     threads: int | None = 1  # torch threads per sampler process (1 is fastest on a shared machine)
 
 
@@ -121,8 +122,8 @@ class Sampler:
             pushed += 1
 
     def _next_row(self) -> int:
-        """Return the row of the next group: samplers interleave over the dataset."""
-        return (self.seq * 7919 + self.index) % len(self.rows)
+        """Return the row of the next group: samplers interleave over the dataset, in order as colocated walks it."""
+        return (self.seq * self.spec.samplers + self.index) % len(self.rows)
 
     def _offer(self, group: Group) -> tuple[str, float]:
         """Put the group into the buffer, waiting while it is full; return the answer and the seconds waited."""

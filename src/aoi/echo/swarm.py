@@ -32,8 +32,8 @@ def connect(address: str | None) -> Any:
     if not ray.is_initialized():
         if address:
             ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(include_dashboard=False, log_to_driver=False)
+        else:  # "local": a new instance even when another job's cluster runs on this machine (it may end first)
+            ray.init(address="local", include_dashboard=False, log_to_driver=False)
     return ray
 
 
@@ -47,11 +47,12 @@ class Swarm:
                                                               keep=run.options.staleness + 2)
         self.buffer = self._actor(ReplayBuffer, "buffer").remote(run.options.buffer_capacity
                                                                  or 2 * run.groups_per_step)
+        # Constructor arguments are put by the driver and held by it, so a restarted actor is built from them again.
+        self.args = [ray.put(run.train), ray.put(run.policy), ray.put(run.rows)]
         self.trainer = self._actor(Trainer, "trainer", max_restarts=3).remote(
-            run.train, run.policy, str(grpo.out), store=self.store, resume=grpo.resume)
-        self.rows = ray.put(run.rows)  # held by the driver: a restarted sampler is built from the same object
+            self.args[0], self.args[1], str(grpo.out), store=self.store, resume=grpo.resume)
         self.samplers = [self._actor(Sampler, f"sampler-{i}", max_restarts=-1, scheduling_strategy="SPREAD")
-                         .remote(i, run.sampler, self.rows, store=self.store, buffer=self.buffer)
+                         .remote(i, run.sampler, self.args[2], store=self.store, buffer=self.buffer)
                          for i in range(run.options.samplers)]
         self.state = ray.get(self.trainer.state.remote())
         ray.get([s.ready.remote() for s in self.samplers])
