@@ -71,7 +71,8 @@ def eval_command(
         if config.env.backend == "cluster" and workers > 1:
             console.print("[yellow]note:[/] a cluster is shared by its episodes: running one at a time")
             workers = 1
-        console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s) -> {out}")
+        where = f" on Ray ({ray_address or 'a local instance'})" if executor == "ray" else ""
+        console.print(f"{len(pairs)} problem(s) x k={k} with {config.model.spec}, {workers} worker(s){where} -> {out}")
         started = time.monotonic()
         summary = run_eval(pairs, k, workers, config, out, executor=executor, console=console,
                            force_version=force_version, ray_address=ray_address,

@@ -16,6 +16,7 @@ it is for spreading episodes over several.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from concurrent.futures import Executor, Future
@@ -164,11 +165,12 @@ def _connect(ray, address: str | None, workers: int) -> bool:
     if ray.is_initialized():
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # an eval sends nothing anywhere unless the user opts in
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # the eval's own lines say what runs where
     if address:
-        ray.init(address=address, log_to_driver=False)
+        ray.init(address=address, **quiet)
     else:
         # "local": a new instance even when this machine runs a cluster already (that one is --ray-address's)
-        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, **quiet)
     return True
 
 
