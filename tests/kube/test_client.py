@@ -164,6 +164,25 @@ def test_close_drops_the_connections_and_a_later_call_opens_new_ones(served):
     kube.close()
 
 
+def test_a_client_keeps_working_when_another_folder_with_the_same_ca_is_removed(served, tmp_path):
+    # Two episodes' kubeconfigs carry the same CA (twins cloned from one base); one episode closing (its folder
+    # removed) must not take the other client's CA file with it, as the official client's shared cache did.
+    import shutil
+
+    text = served.kubeconfigs["admin"].read_text()
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "admin.json").write_text(text)
+    gone = Kube.from_kubeconfig(first / "admin.json")
+    kept = Kube.from_kubeconfig(second / "admin.json")
+    gone.close()
+    shutil.rmtree(first)
+    kept.api_client.rest_client.pool_manager.clear()  # a new connection reads the CA file again
+    assert kept.get("services", SOCIAL, NAME)["metadata"]["name"] == NAME
+    kept.close()
+
+
 def test_doctests():
     for module in (kinds, client, waits):
         assert doctest.testmod(module).failed == 0

@@ -6,9 +6,12 @@ than the request on a local server, and snapshots and edits stay simple.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import email.utils
 import json
+import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +30,35 @@ APIS = {"core": client.CoreV1Api, "apps": client.AppsV1Api, "batch": client.Batc
 PATCH_TYPES = {"strategic": "application/strategic-merge-patch+json", "merge": "application/merge-patch+json",
                "json": "application/json-patch+json"}
 _CONFIG_LOCK = threading.Lock()
+_DATA_FIELDS = {"certificate-authority-data": "certificate-authority", "client-certificate-data": "client-certificate",
+                "client-key-data": "client-key"}
+
+
+def _own_files(kubeconfig: dict, folder: Path) -> dict:
+    """Return the kubeconfig with its *-data fields written to files of this client's own in `folder` (0600).
+
+    The official client caches such files by content for the whole process: two twins cloned from one base share a
+    CA, so one episode's client would read the CA file in another episode's folder, gone once that episode closed.
+
+    Example:
+        >>> import base64, tempfile
+        >>> ca = base64.b64encode(b"PEM").decode()
+        >>> cfg = {"clusters": [{"name": "t", "cluster": {"certificate-authority-data": ca}}]}
+        >>> path = _own_files(cfg, Path(tempfile.mkdtemp()))["clusters"][0]["cluster"]["certificate-authority"]
+        >>> Path(path).read_bytes()
+        b'PEM'
+    """
+    out = json.loads(json.dumps(kubeconfig))
+    entries = [c.get("cluster", {}) for c in out.get("clusters", [])]
+    entries += [u.get("user", {}) for u in out.get("users", [])]
+    for entry in entries:
+        for data_key, file_key in _DATA_FIELDS.items():
+            if data_key in entry:
+                fd, name = tempfile.mkstemp(dir=folder, prefix=file_key + "-")
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(base64.standard_b64decode(entry.pop(data_key)))
+                entry[file_key] = name
+    return out
 
 
 class Kube(Waits):
@@ -53,8 +85,8 @@ class Kube(Waits):
         text = Path(path).read_text()
         with _CONFIG_LOCK:  # the client writes its CA file after naming it: serialise loads across threads
             if text.lstrip().startswith("{"):  # JSON (the twin writes it): skip the YAML parser, the slow part here
-                return cls(config.new_client_from_config_dict(json.loads(text), context=context,
-                                                              temp_file_path=str(Path(path).parent)), clock)
+                own = _own_files(json.loads(text), Path(path).parent)
+                return cls(config.new_client_from_config_dict(own, context=context), clock)
             return cls(config.new_client_from_config(config_file=str(path), context=context), clock)
 
     def close(self) -> None:
