@@ -81,9 +81,7 @@ class Trainer:
             self.checkpoint()
         sync = self.publish()
         self.busy_s += time.perf_counter() - started
-        ratios = figures["is"] or [1.0]
-        return {"loss": figures["loss"], "grad_norm": float(grad), "is_ratio_mean": sum(ratios) / len(ratios),
-                "is_ratio_max": max(ratios), "clip_frac": figures["clipped"] / total, "publish_s": sync,
+        return {**_summary(figures, total), "grad_norm": float(grad), "publish_s": sync,
                 "train_s": time.perf_counter() - started, "trained_version": trained_at,
                 "staleness": [staleness(trained_at, g) for g in groups], "policy_version": self.version,
                 "step": self.step, "busy_s": self.busy_s}
@@ -137,6 +135,18 @@ class Trainer:
     def files(self) -> dict[str, bytes]:
         """Return the current adapter's files (the run's result; the driver writes them into --out)."""
         return adapter_files(self.model)
+
+
+def _summary(figures: dict, tokens: int) -> dict:
+    """Return the loss, importance-weight mean and max, and the clipped share of an update's tokens.
+
+    Example:
+        >>> _summary({"loss": -0.5, "is": [1.0, 3.0], "clipped": 1}, tokens=4)
+        {'loss': -0.5, 'is_ratio_mean': 2.0, 'is_ratio_max': 3.0, 'clip_frac': 0.25}
+    """
+    ratios = figures["is"] or [1.0]
+    return {"loss": figures["loss"], "is_ratio_mean": sum(ratios) / len(ratios), "is_ratio_max": max(ratios),
+            "clip_frac": figures["clipped"] / tokens}
 
 
 def latest_checkpoint(out: str | Path) -> Path | None:
