@@ -158,7 +158,7 @@ def decoding_schema(seed: Scenario) -> dict:
         >>> decoding_schema(seed)["properties"]["namespace"]["enum"] == [seed.namespace]
         True
     """
-    command = _text(100)  # free text, not a regex: lm-format-enforcer caches free text, a pattern costs ~10x
+    command = {"type": "string", "pattern": command_pattern(seed.namespace)}
     symptom = _object(command=command, pattern=_text(40), description=_text(80))
     cause = _object(system_level={"type": "string", "enum": SYSTEM_LEVELS},
                     fault_type={"type": "string", "enum": FAULT_TYPES}, components=_list(_text(30)))
@@ -166,6 +166,20 @@ def decoding_schema(seed: Scenario) -> dict:
                    namespace={"type": "string", "enum": [seed.namespace]}, description=_text(100),
                    fault=_list(_object(kubectl=command)), symptoms=_list(symptom), root_cause=cause,
                    diagnostic_commands=_list(command), solution_commands=_list(command))
+
+
+def command_pattern(namespace: str) -> str:
+    """Return the regex a decoded command follows: kubectl, a verb, one to three plain words, `-n` the namespace.
+
+    No quotes or backslashes (nothing to escape in JSON), so SmolLM2's commands parse and stay in scope; free text
+    left it writing non-kubectl lines that scope_errors refused (0 of 12 valid in benchmarks/evolver.py).
+
+    Example:
+        >>> import re
+        >>> bool(re.fullmatch(command_pattern("ns"), "kubectl scale deployment/geo --replicas=0 -n ns"))
+        True
+    """
+    return rf"kubectl [a-z]{{2,12}}( [a-z0-9/._=:-]{{1,40}}){{1,3}} -n {re.escape(namespace)}"
 
 
 def _object(**fields: dict) -> dict:
