@@ -1,11 +1,11 @@
 """The failure-trajectory Evolver: failed episodes mined into guidance entries (`aoi evolve guidance`).
 
 Each failed episode (aoi.evolve.failures) gives up to four entries: what was wrong with its answer (wrong answer,
-no submission, bad format), which calls failed (wrong arguments, missing commands), were refused, were repeated. A lesson is built from that episode's
-evidence (the answer against the expected one, the error lines seen, the calls made or never made), so two episodes
-that failed the same way give the same entry id and merge; entries whose lessons say nearly the same thing (embedding
-cosine >= SIMILAR, same task type and kind) merge too. `--model SPEC` has a model rewrite each lesson from the same
-evidence (guidance.yaml); the trigger and provenance stay the miner's.
+no submission, bad format), which calls failed (wrong arguments, missing commands), were refused, were repeated.
+A lesson is built from that episode's evidence (the answer against the expected one, the error lines seen, the calls
+made or never made), so two episodes that failed the same way give the same entry id and merge; entries whose lessons
+say nearly the same thing (embedding cosine >= SIMILAR, same task type and kind) merge too. `--model SPEC` has a model
+rewrite each lesson from the same evidence (guidance.yaml); the trigger and provenance stay the miner's.
 """
 
 from __future__ import annotations
