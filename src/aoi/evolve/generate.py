@@ -27,6 +27,10 @@ from aoi.protocols import Message, Model
 ROLE = "evolver"  # the role the generator's model calls carry; local models constrain it to decoding_schema
 PROMPTS = Path(__file__).with_name("generate.yaml")
 FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
+# kubectl verbs a decoded command may use (namespaced reads and writes; any lowercase word let SmolLM2 write
+# `kubectl deploy`, `kubectl ops`, `kubectl rm`: unknown commands)
+VERBS = ("get", "describe", "logs", "top", "events", "scale", "patch", "delete", "set", "rollout", "label",
+         "annotate", "create", "expose", "autoscale")
 MAX_TOKENS = 768  # a scenario with two commands per list takes 250-450 SmolLM2 tokens
 
 
@@ -169,7 +173,7 @@ def decoding_schema(seed: Scenario) -> dict:
 
 
 def command_pattern(namespace: str) -> str:
-    """Return the regex a decoded command follows: kubectl, a verb, one to three plain words, `-n` the namespace.
+    """Return the regex a decoded command follows: kubectl, one of VERBS, one to three plain words, `-n` the namespace.
 
     No quotes or backslashes (nothing to escape in JSON), so SmolLM2's commands parse and stay in scope; free text
     left it writing non-kubectl lines that scope_errors refused (0 of 12 valid in benchmarks/evolver.py).
@@ -179,7 +183,7 @@ def command_pattern(namespace: str) -> str:
         >>> bool(re.fullmatch(command_pattern("ns"), "kubectl scale deployment/geo --replicas=0 -n ns"))
         True
     """
-    return rf"kubectl [a-z]{{2,12}}( [a-z0-9/._=:-]{{1,40}}){{1,3}} -n {re.escape(namespace)}"
+    return rf"kubectl ({'|'.join(VERBS)})( [a-z0-9/._=:-]{{1,40}}){{1,3}} -n {re.escape(namespace)}"
 
 
 def _object(**fields: dict) -> dict:
