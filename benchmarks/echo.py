@@ -25,7 +25,8 @@ from pathlib import Path
 
 import yaml
 
-from aoi.echo.engine import EchoOptions, train_echo
+from aoi.echo.engine import train_echo
+from aoi.echo.run import EchoOptions
 from aoi.train.common import read_jsonl
 from aoi.train.grpo import GrpoOptions
 

@@ -32,7 +32,8 @@ import yaml
 from aoi.evolve.rewards import DEFAULT_WEIGHTS
 from aoi.problems.scenarios import dumps
 from aoi.problems.seeds import seed_scenarios
-from aoi.train.grpo import GrpoOptions, train_grpo
+from aoi.train.evolver import train_evolver
+from aoi.train.grpo import GrpoOptions
 
 
 def write_seeds(apps: int, path: Path) -> list[str]:
@@ -95,7 +96,7 @@ def main() -> None:
     ids = write_seeds(args.apps, args.out / "seeds.jsonl")
     print(f"seeds: {', '.join(ids)}; G={args.group}; base={args.base}; constrained={not args.free}", flush=True)
     started, since = time.perf_counter(), time.time()
-    manifest = train_grpo(GrpoOptions(data=args.out / "seeds.jsonl", out=args.out / "adapter", role="evolver",
+    manifest = train_evolver(GrpoOptions(data=args.out / "seeds.jsonl", out=args.out / "adapter", role="evolver",
                                       base=args.base, max_steps=args.steps,
                                       config=write_config(args, args.out / "evolver.yaml")))
     print(f"wall {time.perf_counter() - started:.0f} s (model load included); adapter {manifest['version']}")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aoi.echo.engine import EchoOptions
+from aoi.echo.run import EchoOptions
 from aoi.train.grpo import GrpoOptions
 
 from ..train.conftest import DETECTION, MITIGATION, export

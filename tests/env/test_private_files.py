@@ -43,9 +43,9 @@ def test_a_killed_servers_files_are_private_and_swept_by_the_next_start(tmp_path
     try:
         folder = Path(killed.stdout.readline().strip())
         assert folder.parent == tmp_path and folder.name.startswith(f"aoi-episode-{killed.pid}-")
-        kubeconfigs = sorted((folder / "kubeconfigs").iterdir())  # plus the kubernetes client's copy of the CA
+        kubeconfigs = sorted((folder / "kubeconfigs").iterdir())  # plus each client's own copy of the CA
         assert {"admin.yaml", "executor.yaml", "probe.yaml"} <= {p.name for p in kubeconfigs}
-        assert all(p.name.endswith(".yaml") or p.name.startswith("tmp") for p in kubeconfigs)
+        assert all(p.name.endswith(".yaml") or p.name.startswith("certificate-authority-") for p in kubeconfigs)
         assert {oct(p.stat().st_mode & 0o777) for p in kubeconfigs} == {"0o600"}
         assert oct(folder.stat().st_mode & 0o777) == oct((folder / "kubeconfigs").stat().st_mode & 0o777) == "0o700"
     finally:

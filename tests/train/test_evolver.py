@@ -16,8 +16,8 @@ from aoi.evolve.rewards import DEFAULT_WEIGHTS
 from aoi.problems.scenarios import dumps
 from aoi.problems.seeds import seed_scenarios
 from aoi.train.common import read_jsonl
-from aoi.train.evolver import GroupScorer
-from aoi.train.grpo import GrpoOptions, train_grpo
+from aoi.train.evolver import GroupScorer, train_evolver
+from aoi.train.grpo import GrpoOptions
 from aoi.train.manifest import read_manifest
 
 # Free decoding and 16 tokens keep the run in CI time; no tiny-model scenario parses at that length.
@@ -47,7 +47,7 @@ def run(seeds, tmp_path_factory):
     before = torch.get_num_threads()
     torch.set_num_threads(1)  # a 2-layer model gains nothing from threads that wait on a loaded machine's cores
     try:
-        return options, train_grpo(options)
+        return options, train_evolver(options)
     finally:
         torch.set_num_threads(before)
 

@@ -54,7 +54,8 @@ def with_engine(grpo):
 
 def _echo(kwargs: dict, echo: dict) -> None:
     """Run Echo with train's grpo options; print the manifest, or the error in one line with exit status 2."""
-    from aoi.echo.engine import EchoOptions, train_echo
+    from aoi.echo.engine import train_echo
+    from aoi.echo.run import EchoOptions
     from aoi.models.base import ModelError
     from aoi.train.dataset import DatasetError
     from aoi.train.grpo import GrpoOptions

@@ -1,61 +1,21 @@
-"""`aoi train grpo --engine echo`: options, the run's parts, the co-located baseline, and the manifest.
+"""`aoi train grpo --engine echo`: validation, the run's preparation, the co-located baseline, and the manifest.
 
 Modes: `colocated` (one process: draw the step's groups, then train on them; the baseline), `sequential` (Ray: the
 trainer pulls groups from sampler actors that refresh to its version first; staleness 0) and `async` (Ray: samplers
 push version-tagged groups into the replay buffer without waiting; the trainer takes those at most S versions old
-and drops the rest). The Ray modes live in aoi.echo.swarm.
+and drops the rest). The Ray modes live in aoi.echo.swarm; the options and the run's parts in aoi.echo.run.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from aoi.echo.metrics import Clock, MetricsLog, step_line
+from aoi.echo.metrics import Clock, MetricsLog
+from aoi.echo.run import MODES, EchoOptions, Run
 from aoi.echo.sampler import Sampler, SamplerSpec
 from aoi.echo.trainer import Trainer, TrainSpec
-from aoi.train.grpo import COLUMNS, GRPO_DEFAULTS, GrpoOptions, read_config
-
-MODES = ("colocated", "sequential", "async")
-
-
-@dataclass(kw_only=True)
-class EchoOptions:
-    """An Echo run: Learning I's GRPO options plus the mode, the samplers, the staleness bound and the cluster."""
-
-    grpo: GrpoOptions
-    mode: str = "colocated"
-    samplers: int = 1
-    staleness: int = 1  # S: async takes groups drawn at most S versions before the trainer's
-    ray_address: str | None = None  # None: a local Ray instance; "auto" or host:port: an existing cluster
-    buffer_capacity: int | None = None  # groups the buffer holds (None: 2 steps' worth)
-    name: str | None = None  # names the Ray actors "<name>-sampler-<i>", "<name>-trainer"... (None: unnamed)
-
-
-@dataclass(kw_only=True)
-class Run:
-    """What the drivers share: options, dataset rows, sampler and trainer settings, the clock and the log."""
-
-    options: EchoOptions
-    rows: list[dict]
-    sampler: SamplerSpec
-    train: TrainSpec
-    policy: dict  # base, init, lora, device, seed, threads: how both ends load the policy
-    groups_per_step: int
-    log: MetricsLog
-    clock: Clock
-
-    def rows_of(self, step: int) -> list[int]:
-        """Return the dataset rows of a step's groups (sequential and colocated walk the dataset in order)."""
-        return [(step * self.groups_per_step + i) % len(self.rows) for i in range(self.groups_per_step)]
-
-    def record(self, groups: list, update: dict, sampler_busy: float, dropped: int = 0, depth: int = 0) -> dict:
-        """Write the step's metrics line and return it."""
-        line = step_line(mode=self.options.mode, groups=groups, update=update, clock=self.clock,
-                         weights=self.sampler.weights, sampler_busy=sampler_busy, dropped=dropped, queue_depth=depth)
-        self.log.write(line)
-        return line
+from aoi.train.grpo import COLUMNS, GRPO_DEFAULTS, read_config
 
 
 def validate(options: EchoOptions) -> None:
@@ -118,7 +78,8 @@ def train_echo(options: EchoOptions) -> dict:
     """Run GRPO with the Echo engine in the chosen mode; write adapter, metrics and manifest; return the manifest.
 
     Example:
-        >>> grpo = GrpoOptions(data=Path("runs/data"), out=Path("runs/echo"), max_steps=4)
+        >>> from aoi.train.grpo import GrpoOptions
+        >>> grpo = GrpoOptions(data=Path("runs/data"), out=Path("runs/echo"), max_steps=4)  # doctest: +SKIP
         >>> train_echo(EchoOptions(grpo=grpo, mode="async", samplers=2, staleness=1))  # doctest: +SKIP
         {'base': 'tiny', ..., 'engine': 'echo', 'mode': 'async'}
     """

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aoi.echo.buffer import ReplayBuffer
-from aoi.echo.engine import Run
+from aoi.echo.run import Run
 from aoi.echo.sampler import Sampler
 from aoi.echo.trainer import Trainer
 from aoi.echo.weights import WeightStore

@@ -95,12 +95,8 @@ def run_job(job) -> dict:
     return _local.worker.run(job)
 
 
-def start(kind: str, workers: int, config: RunConfig, out_dir: Path, address: str | None = None) -> Executor:
-    """Start a pool of `workers` processes, threads or Ray actors (at `address`), each set up with the config."""
-    if kind == "ray":  # Ray is optional: aoi.evaluate.ray_pool imports it only when asked for
-        from aoi.evaluate.ray_pool import RayPool
-
-        return RayPool(workers, config, address)
+def start(kind: str, workers: int, config: RunConfig, out_dir: Path) -> Executor:
+    """Start a pool of `workers` processes or threads, each set up with the config (Ray: aoi.evaluate.ray_pool)."""
     if kind not in EXECUTORS:
         raise ValueError(f"unknown executor {kind!r}; use one of {', '.join(EXECUTORS)}")
     Path(out_dir).mkdir(parents=True, exist_ok=True)

@@ -49,11 +49,13 @@ def grpo(role: str = ROLE, data: Path = DATA, out: Path = OUT,
          resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in OUT."),
          device: str = DEVICE, seed: int = SEED) -> None:
     """Train the Observer with GRPO; rewards are the verdicts of real episodes in the twin."""
+    from aoi.train.evolver import train_evolver
     from aoi.train.grpo import GrpoOptions, train_grpo
 
     options = GrpoOptions(data=data, out=out, role=role, init=init, base=base, split=split, max_steps=max_steps,
                           config=config, resume=resume, device=device, seed=seed)
-    _report(lambda: train_grpo(options))
+    train = train_evolver if role == "evolver" else train_grpo  # the scenario generator, or the Observer
+    _report(lambda: train(options))
 
 
 def _report(train) -> None:

@@ -110,10 +110,6 @@ def train_grpo(options: GrpoOptions) -> dict:
         >>> train_grpo(GrpoOptions(data=Path("runs/data"), out=Path("runs/grpo"), max_steps=2))  # doctest: +SKIP
         {'base': 'tiny', ...}
     """
-    if options.role == "evolver":  # the scenario generator: seeds for prompts, rewards from executed scenarios
-        from aoi.train.evolver import train_evolver
-
-        return train_evolver(options)
     options = read_config(options)
     _validate(options)
     offline()
