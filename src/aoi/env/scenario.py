@@ -7,7 +7,6 @@ plus "no symptom pattern matches any more"; on a real cluster, closing the episo
 
 from __future__ import annotations
 
-import re
 import shlex
 
 from kubernetes.client.exceptions import ApiException
@@ -94,7 +93,7 @@ def symptoms_showing(problem: Problem, backend) -> list[str]:
     """
     found = []
     for symptom in problem.fault.expect["symptoms"]:
-        if re.search(symptom.pattern, _shell(backend, symptom.command)):
+        if symptom.shows(_shell(backend, symptom.command)):
             found.append(f"symptom still shows: {symptom.description or symptom.command} (`{symptom.command}` "
                          f"matches /{symptom.pattern}/)")
     return found

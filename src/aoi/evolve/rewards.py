@@ -8,7 +8,6 @@ scores zero overall and says why; nothing of it was run.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +17,13 @@ import yaml
 from aoi.evolve.diversity import Nearest, Novelty
 from aoi.evolve.execute import Record, Run, execute, kubectl_argv
 from aoi.evolve.judge import ask_judge
+from aoi.problems.scenarios import Symptom
 
 DEFAULT_WEIGHTS = {"solution_effectiveness": 0.30, "commands_completeness": 0.20, "diversity": 0.20,
                    "problem_validity": 0.10, "commands_correctness": 0.10, "format": 0.10}
 JUDGE, JUDGE_WEIGHT = "judge", 0.10  # the optional LLM-judge dimension and its weight when none is configured
 DIMENSIONS = (*DEFAULT_WEIGHTS, JUDGE)
 FULL_DISTANCE = 0.5  # a nearest neighbour this far (or farther) gives full diversity
-MAX_SCAN = 200_000  # characters of output a symptom pattern is searched in
 
 
 @dataclass(frozen=True)
@@ -84,20 +83,21 @@ def load_weights(source: Mapping | str | Path | None = None) -> dict[str, float]
 
 
 # --- matching ---
-def matches(pattern: str, run: Run) -> bool:
+def matches(symptom: Symptom, run: Run) -> bool:
     """Return whether a symptom's pattern matches what a command showed.
 
     Example:
-        >>> matches("CrashLoop", Run(command="kubectl get pods", role="probe", stdout="geo-1  CrashLoopBackOff"))
+        >>> run = Run(command="kubectl get pods", role="probe", stdout="geo-1  CrashLoopBackOff")
+        >>> matches(Symptom("kubectl get pods", "CrashLoop"), run)
         True
     """
-    return re.search(pattern, run.text[:MAX_SCAN], re.MULTILINE) is not None
+    return symptom.shows(run.text)
 
 
 def discriminating(record: Record) -> list[bool]:
     """Return per symptom whether it matches on the faulty system and not on the healthy one."""
     pairs = zip(record.scenario.symptoms, record.healthy, record.faulty, strict=True)
-    return [matches(s.pattern, faulty) and not matches(s.pattern, healthy) for s, healthy, faulty in pairs]
+    return [matches(s, faulty) and not matches(s, healthy) for s, healthy, faulty in pairs]
 
 
 def is_faulty(record: Record) -> bool:
@@ -146,7 +146,7 @@ def solution_effectiveness(record: Record) -> Score:
     if not is_faulty(record):
         return Score(0.0, "after injection the strict health check passes and no symptom appears: nothing to fix")
     healthy = not record.fixed_health
-    gone = [s.pattern for s, run in zip(record.scenario.symptoms, record.after, strict=True) if matches(s.pattern, run)]
+    gone = [s.pattern for s, run in zip(record.scenario.symptoms, record.after, strict=True) if matches(s, run)]
     health = "passes" if healthy else "fails (" + "; ".join(record.fixed_health[:3]) + ")"
     left = "no symptom matches" if not gone else f"symptom(s) still match: {', '.join(map(repr, gone))}"
     return Score(0.5 * healthy + 0.5 * (not gone), f"after the solution the strict health check {health}; {left}")
@@ -160,7 +160,7 @@ def commands_completeness(record: Record) -> Score:
     outputs = [run.text for run in record.diagnostics]
     components = record.scenario.root_cause.components
     named = [c for c in components if any(c in text for text in outputs)]
-    shown = [s.pattern for s in record.scenario.symptoms if any(matches(s.pattern, run) for run in record.diagnostics)]
+    shown = [s.pattern for s in record.scenario.symptoms if any(matches(s, run) for run in record.diagnostics)]
     value = 0.5 * len(named) / len(components) + 0.5 * bool(shown)
     return Score(round(value, 4), f"diagnostics name {len(named)}/{len(components)} faulty component(s)"
                  f"{' (' + ', '.join(named) + ')' if named else ''}; "

@@ -9,9 +9,10 @@ format is documented in docs/scenarios.md. Problems built from a scenario have i
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import regex
 
 from aoi.problems.build import namespace as app_namespace
 from aoi.problems.model import TASK_TYPES, TWIN, Answers, Fault, Problem, frozen
@@ -19,6 +20,8 @@ from aoi.problems.scenario_schema import API_KINDS, SCHEMA
 from aoi.problems.scope import scope_errors
 
 PREFIX = "scenario:"
+PATTERN_SECONDS = 1.0  # longest a symptom pattern may search one output
+MAX_SCAN = 200_000  # characters of an output a symptom pattern searches
 MECHANISM = "scenario"  # Fault.mechanism of a scenario problem: the env applies Fault.params["operations"]
 WORKLOAD_OF = {"hotel-reservation": "hotel", "social-network": "social"}  # the app's AIOpsLab wrk2 load, if any
 
@@ -33,6 +36,22 @@ class Symptom:
     command: str
     pattern: str
     description: str = ""
+
+    def shows(self, output: str) -> bool:
+        """Return whether the pattern matches the output (multi-line mode, the first MAX_SCAN characters).
+
+        A search running past PATTERN_SECONDS counts as no match: a generated pattern must not stall a GRPO step.
+
+        Example:
+            >>> s = Symptom("kubectl get pods -n x", r"^geo-1 +0/1")
+            >>> s.shows("NAME   READY" + chr(10) + "geo-1  0/1"), Symptom("c", r"(x+x+)+y").shows("x" * 5000)
+            (True, False)
+        """
+        try:
+            return regex.search(self.pattern, output[:MAX_SCAN], flags=regex.MULTILINE,
+                                timeout=PATTERN_SECONDS) is not None
+        except TimeoutError:
+            return False
 
 
 @dataclass(frozen=True)
@@ -119,8 +138,8 @@ def _value_errors(obj: dict) -> list[str]:
         errors.append(f"namespace: {obj['namespace']!r} is not the namespace of {obj['app']}; use {want!r}")
     for i, symptom in enumerate(obj["symptoms"]):
         try:
-            re.compile(symptom["pattern"])
-        except re.error as exc:
+            regex.compile(symptom["pattern"])
+        except regex.error as exc:
             errors.append(f"symptoms/{i}/pattern: not a valid regex ({exc}); fix it (Python re syntax)")
     for i, op in enumerate(obj["fault"]):
         kind = (op.get("api") or {}).get("kind")
