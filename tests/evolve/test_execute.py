@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.evolve.handmade import NS, scale_zero, variant
+from tests.handmade_scenarios import NS, scale_zero, variant
 
 from aoi.evolve.execute import execute, parse_candidate
 from aoi.problems.scenarios import Scenario

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.evolve.handmade import NS, bad_image, renamed, scale_zero, variant
+from tests.handmade_scenarios import NS, bad_image, renamed, scale_zero, variant
 
 from aoi.evolve.diversity import Novelty
 from aoi.evolve.execute import Record, execute

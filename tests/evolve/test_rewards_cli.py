@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.evolve.handmade import scale_zero
+from tests.handmade_scenarios import scale_zero
 from typer.testing import CliRunner
 
 from aoi.cli import app
@@ -42,7 +42,7 @@ def test_validate_prints_every_dimension_and_fails_on_an_invalid_line(tmp_path):
     effectiveness = good["scores"]["solution_effectiveness"]
     assert (effectiveness["score"], effectiveness["weight"]) == (1.0, 0.3)
     assert "health check passes" in effectiveness["evidence"]
-    assert bad["scores"]["format"]["score"] == 0.0 and "not JSON" in bad["scores"]["format"]["evidence"]
+    assert bad["scores"]["format"]["score"] == 0.0 and "not one JSON object" in bad["scores"]["format"]["evidence"]
     assert good["record"]["faulty"][0]["role"] == "probe"
 
     file.write_text(json.dumps(scale_zero()) + "\n")

@@ -6,27 +6,16 @@ import doctest
 import json
 
 import pytest
+from tests.handmade_scenarios import NS, scale_zero, variant
 
 from aoi.problems import make, scenarios, scope, seed_faults, seeds
 from aoi.problems.scenarios import Scenario, dumps, format_errors, load_scenarios, problem_of, scope_errors
 from aoi.problems.seeds import seed_scenarios, skipped
 
-NS = "test-hotel-reservation"
-
 
 def hand_made(**changes) -> dict:
-    """Return a valid hand-made scenario object (geo scaled to zero), with some fields changed."""
-    obj = {
-        "id": "geo-scaled-away", "app": "hotel-reservation", "namespace": NS,
-        "description": "geo is scaled to zero replicas, so search cannot find nearby hotels",
-        "fault": [{"kubectl": f"kubectl scale deployment/geo -n {NS} --replicas=0"}],
-        "symptoms": [{"command": f"kubectl get deployment geo -n {NS}", "pattern": r"(?m)^geo\s+0/0\s",
-                      "description": "geo wants no replicas"}],
-        "root_cause": {"system_level": "Virtualization", "fault_type": "Operation Error", "components": ["geo"]},
-        "diagnostic_commands": [f"kubectl get deployments -n {NS}", f"kubectl logs deploy/search -n {NS}"],
-        "solution_commands": [f"kubectl scale deployment/geo -n {NS} --replicas=1"],
-    }
-    return obj | changes
+    """Return the hand-made scenario (geo scaled to zero), with some fields changed."""
+    return variant(scale_zero(), **changes)
 
 
 def test_a_hand_made_scenario_is_valid_and_in_scope():
@@ -101,7 +90,7 @@ def test_pipes_into_text_filters_are_in_scope():
 def test_load_scenarios_reads_json_lines_and_names_bad_lines(tmp_path):
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps(hand_made()) + "\n\n" + json.dumps(hand_made(id="second")) + "\n")
-    assert [s.id for s in load_scenarios(good)] == ["geo-scaled-away", "second"]
+    assert [s.id for s in load_scenarios(good)] == ["geo-scaled-to-zero", "second"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(hand_made()) + "\n{not json\n" + json.dumps(hand_made(app="nope")) + "\n"
                    + json.dumps(hand_made()) + "\n")
@@ -110,9 +99,25 @@ def test_load_scenarios_reads_json_lines_and_names_bad_lines(tmp_path):
     lines = str(caught.value).splitlines()
     assert lines[0].startswith(f"{bad}:2: not valid JSON") and "one JSON object per line" in lines[0]
     assert lines[1].startswith(f"{bad}:3: app: 'nope' is not one of")
-    assert lines[2] == f"{bad}:4: id 'geo-scaled-away' repeats line 1; ids must be unique in a file, rename one"
+    assert lines[2] == f"{bad}:4: id 'geo-scaled-to-zero' repeats line 1; ids must be unique in a file, rename one"
     with pytest.raises(ValueError, match="does not exist"):
         load_scenarios(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("I cannot help with that.", "it holds none"),
+    ('{"id": "x", ', "Expecting property name enclosed in double quotes at line 1 column 12"),
+    ("```json\n[1, 2]\n```", "it is a JSON list"),
+])
+def test_parse_text_says_why_a_reply_is_not_a_scenario_object(text, why):
+    assert scenarios.parse_text(text) == (None, f"{scenarios.NOT_JSON} ({why}); write one scenario as a JSON object")
+
+
+def test_parse_text_takes_a_fenced_block_or_the_first_object_and_ignores_the_rest():
+    obj = hand_made()
+    fenced = "Sure:\n```json\n" + json.dumps(obj, indent=2) + "\n```\nThis scales geo down."
+    assert scenarios.parse_text(fenced) == (obj, None)
+    assert scenarios.parse_text("Here: " + json.dumps(obj) + " and then {more}") == (obj, None)
 
 
 def test_dumps_round_trips_and_writes_one_line():
@@ -128,9 +133,9 @@ def test_problem_of_takes_answers_from_the_root_cause():
     assert problems["detection"].answers.detection == "Yes"
     assert problems["localization"].answers.localization == ("geo",)
     assert (problems["analysis"].answers.system_level, problems["analysis"].answers.fault_type) == (
-        "Virtualization", "Operation Error")
+        "Application", "Operation Error")
     mitigation = problems["mitigation"]
-    assert mitigation.id == "scenario:geo-scaled-away-mitigation" and mitigation.fault.mechanism == "scenario"
+    assert mitigation.id == "scenario:geo-scaled-to-zero-mitigation" and mitigation.fault.mechanism == "scenario"
     assert mitigation.fault.params["operations"] == scenario.fault and mitigation.workload.service == "frontend"
     with pytest.raises(ValueError, match="unknown task type 'repair'"):
         problem_of(scenario, "repair")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 import yaml
-from tests.evolve.handmade import scale_zero, variant
+from tests.handmade_scenarios import scale_zero, variant
 from typer.testing import CliRunner
 
 from aoi.cli import app

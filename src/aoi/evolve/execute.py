@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -30,7 +29,6 @@ STEP_SECONDS = 15.0  # simulated seconds each command costs, as an env step does
 INJECT_SETTLE = 36.0  # the twin backend's after-inject pause plus the agent's first look (AFTER_INJECT + FIRST_LOOK)
 TIMEOUT = 30.0  # wall seconds one command may run
 MAX_RUNS = 60  # commands one scenario may run in all: a generated scenario cannot hold a GRPO step for long
-FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,21 +88,18 @@ class Record:
 
 
 def parse_candidate(candidate) -> tuple[scenarios.Scenario | None, list[str]]:
-    """Return (scenario, []) for a valid candidate, else (None, why): JSON text (fenced or not), a dict, a Scenario.
+    """Return (scenario, []) for a valid candidate, else (None, why): a model's text, a dict or a Scenario.
 
     Example:
         >>> parse_candidate("not json")[1]
-        ['the candidate is not JSON (Expecting value at line 1 column 1); write one JSON object']
+        ['the text is not one JSON object (it holds none); write one scenario as a JSON object']
     """
     if isinstance(candidate, scenarios.Scenario):
         return candidate, []
     if isinstance(candidate, str):
-        fenced = FENCE.search(candidate)
-        try:
-            candidate = json.loads(fenced.group(1) if fenced else candidate)
-        except json.JSONDecodeError as exc:
-            return None, [f"the candidate is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-                          "write one JSON object"]
+        candidate, why = scenarios.parse_text(candidate)
+        if candidate is None:
+            return None, [why]
     errors = scenarios.format_errors(candidate)
     return (None, errors) if errors else (scenarios.Scenario.from_dict(candidate), [])
 

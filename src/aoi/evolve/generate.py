@@ -21,12 +21,11 @@ import typer
 import yaml
 
 from aoi.models.constrained import FAULT_TYPES, SYSTEM_LEVELS
-from aoi.problems.scenarios import Scenario, dumps, format_errors, load_scenarios, scope_errors
+from aoi.problems.scenarios import Scenario, dumps, format_errors, load_scenarios, parse_text, scope_errors
 from aoi.protocols import Message, Model
 
 ROLE = "evolver"  # the role the generator's model calls carry; local models constrain it to decoding_schema
 PROMPTS = Path(__file__).with_name("generate.yaml")
-FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 # kubectl verbs a decoded command may use (namespaced reads and writes; any lowercase word let SmolLM2 write
 # `kubectl deploy`, `kubectl ops`, `kubectl rm`: unknown commands)
 VERBS = ("get", "describe", "logs", "top", "events", "scale", "patch", "delete", "set", "rollout", "label",
@@ -87,28 +86,6 @@ def seed_messages(seed: Scenario) -> list[Message]:
             {"role": "user", "content": string.Template(prompts()["user"]).substitute(values).strip()}]
 
 
-def parse_reply(text: str) -> tuple[dict | None, str | None]:
-    """Return (the reply's JSON object, None), or (None, why it does not parse); code fences are tolerated.
-
-    Example:
-        >>> parse_reply('Here:\\n```json\\n{"id": "x"}\\n```')
-        ({'id': 'x'}, None)
-        >>> parse_reply('{"id": ')[1]
-        'the reply is not valid JSON: Expecting value at line 1 column 7'
-    """
-    fenced = FENCE.search(text)
-    body = fenced.group(1) if fenced else text[text.find("{"):] if "{" in text else ""
-    if not body.strip():
-        return None, "the reply holds no JSON object"
-    try:
-        value, _ = json.JSONDecoder().raw_decode(body.strip())
-    except json.JSONDecodeError as err:
-        return None, f"the reply is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-    if not isinstance(value, dict):
-        return None, f"the reply is a JSON {type(value).__name__}, not an object"
-    return value, None
-
-
 def candidate(seed: Scenario, text: str, *, generator: str, group: int) -> Candidate:
     """Parse and check one reply; the scenario's id and source are set from its provenance.
 
@@ -116,9 +93,9 @@ def candidate(seed: Scenario, text: str, *, generator: str, group: int) -> Candi
         >>> from aoi.problems.seeds import seed_scenarios
         >>> c = candidate(seed_scenarios()[0], "no idea", generator="replay:x", group=0)
         >>> c.valid, c.errors
-        (False, ('the reply holds no JSON object',))
+        (False, ('the text is not one JSON object (it holds none); write one scenario as a JSON object',))
     """
-    scenario, reason = parse_reply(text)
+    scenario, reason = parse_text(text)
     if scenario is None:
         return Candidate(seed=seed.id, generator=generator, group=group, text=text, scenario=None, errors=(reason,))
     scenario |= {"id": candidate_id(seed.id, group), "source": {"seed": seed.id, "generator": generator,

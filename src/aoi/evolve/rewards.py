@@ -17,7 +17,7 @@ import yaml
 from aoi.evolve.diversity import Nearest, Novelty
 from aoi.evolve.execute import Record, Run, execute, kubectl_argv
 from aoi.evolve.judge import ask_judge
-from aoi.problems.scenarios import Symptom
+from aoi.problems.scenarios import NOT_JSON, Symptom
 
 DEFAULT_WEIGHTS = {"solution_effectiveness": 0.30, "commands_completeness": 0.20, "diversity": 0.20,
                    "problem_validity": 0.10, "commands_correctness": 0.10, "format": 0.10}
@@ -132,7 +132,7 @@ def format_score(record: Record) -> Score:
     errors = record.format_errors
     if not errors:
         return Score(1.0, "schema valid")
-    if any(e.startswith(("the candidate is not JSON", "a scenario is a JSON object")) for e in errors):
+    if any(e.startswith((NOT_JSON, "a scenario is a JSON object")) for e in errors):
         return Score(0.0, errors[0])
     return Score(round(max(0.0, 0.5 - 0.1 * (len(errors) - 1)), 4), f"{len(errors)} format error(s): "
                  + "; ".join(errors[:5]))
@@ -277,7 +277,7 @@ def score_group(candidates: Sequence, *, seeds: Sequence = (), novelty: Novelty 
         >>> from aoi.models.embedder import Embedder
         >>> [result] = score_group(["{nope"], novelty=Novelty(embedder=Embedder.hashed()))
         >>> result.total, result.valid, result.scores["format"].evidence[:25]
-        (0.0, False, 'the candidate is not JSON')
+        (0.0, False, 'the text is not one JSON')
     """
     novelty = novelty if novelty is not None else Novelty(seeds)
     records = [execute(candidate, seed=seed) for candidate in candidates]

@@ -20,13 +20,15 @@ from aoi.problems.scenario_schema import API_KINDS, SCHEMA
 from aoi.problems.scope import scope_errors
 
 PREFIX = "scenario:"
+NOT_JSON = "the text is not one JSON object"  # how parse_text's errors start (rewards tell them from field errors)
+FENCE = regex.compile(r"```(?:json)?\s*(.*?)```", regex.DOTALL)
 PATTERN_SECONDS = 1.0  # longest a symptom pattern may search one output
 MAX_SCAN = 200_000  # characters of an output a symptom pattern searches
 MECHANISM = "scenario"  # Fault.mechanism of a scenario problem: the env applies Fault.params["operations"]
 WORKLOAD_OF = {"hotel-reservation": "hotel", "social-network": "social"}  # the app's AIOpsLab wrk2 load, if any
 
-__all__ = ["SCHEMA", "RootCause", "Scenario", "Symptom", "dumps", "format_errors", "load_scenarios", "problem_of",
-           "register", "scope_errors"]
+__all__ = ["SCHEMA", "RootCause", "Scenario", "Symptom", "dumps", "format_errors", "load_scenarios", "parse_text",
+           "problem_of", "register", "scope_errors"]
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,28 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
     if errors:
         raise ValueError("\n".join(errors))
     return scenarios
+
+
+def parse_text(text: str) -> tuple[dict | None, str | None]:
+    """Return (the JSON object a model wrote, None), or (None, why not): a fenced block, else the first object.
+
+    Text after the object is ignored, as models often explain their answer after it.
+
+    Example:
+        >>> parse_text('Here:\\n```json\\n{"id": "x"}\\n```')
+        ({'id': 'x'}, None)
+        >>> parse_text('{"id": ')[1]
+        'the text is not one JSON object (Expecting value at line 1 column 7); write one scenario as a JSON object'
+    """
+    fenced = FENCE.search(text)
+    body = (fenced.group(1) if fenced else text[text.find("{"):] if "{" in text else "").strip()
+    try:
+        value, why = json.JSONDecoder().raw_decode(body), None
+    except json.JSONDecodeError as err:
+        value, why = None, "it holds none" if not body else f"{err.msg} at line {err.lineno} column {err.colno}"
+    if value is not None and not isinstance(value[0], dict):
+        why = f"it is a JSON {type(value[0]).__name__}"
+    return (None, f"{NOT_JSON} ({why}); write one scenario as a JSON object") if why else (value[0], None)
 
 
 def _parse_line(line: str) -> tuple[Scenario | None, list[str]]:
