@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from aoi.store.signals import partial_credit
 from aoi.train.rollouts import Outcome, OutcomeCache, valid_decision
 
 DEFAULT_WEIGHTS = {"success": 1.0, "strict": 1.0, "partial": 0.5, "efficiency": 0.2, "format": 0.2, "safety": 0.5}
@@ -33,22 +34,19 @@ def strict(outcome: Outcome) -> float:
 
 
 def partial(outcome: Outcome) -> float:
-    """Return partial credit: AIOpsLab's localization accuracy (a subset scores 1/size), analysis half-right 0.5.
+    """Return partial credit, counted as the store's signals count it (aoi.store.signals.partial_credit).
+
+    A localization subset scores AIOpsLab's accuracy, an analysis half-right 0.5, other tasks all or nothing.
 
     Example:
         >>> partial(_example(task_type="localization", results={"Localization Accuracy": 50.0}))
         0.5
         >>> partial(_example(task_type="analysis", results={"system_level_correct": True, "fault_type_correct": False}))
         0.5
-        >>> partial(_example(success=True))
+        >>> partial(_example(task_type="mitigation", results={"success": True}))
         1.0
     """
-    results = outcome.results
-    if outcome.task_type == "localization":
-        return float(results.get("Localization Accuracy") or 0.0) / 100.0
-    if outcome.task_type == "analysis":
-        return (bool(results.get("system_level_correct")) + bool(results.get("fault_type_correct"))) / 2
-    return float(outcome.success)
+    return partial_credit(outcome.task_type, outcome.results)
 
 
 def efficiency(outcome: Outcome) -> float:
