@@ -8,6 +8,10 @@ against the runs made here (1 sampler each, and `--max-samplers`).
 
     nice -n 10 .venv/bin/python benchmarks/echo.py --base tiny --steps 6
     nice -n 10 .venv/bin/python benchmarks/echo.py --base smollm2 --steps 3
+    nice -n 10 .venv/bin/python benchmarks/echo.py --base tiny --steps 4 --serve   # samplers on a loopback server
+
+`--sampler-url URL` draws on an OpenAI-compatible server (vLLM) holding the base; `--serve` starts aoi.echo.serve's
+loopback server on the base in this process and uses it.
 
 Figures of a run go to OUT/<label>/metrics.jsonl as well (Ray and the models load once per run, before the clock
 starts: the rates are over the training loop only).
@@ -53,7 +57,7 @@ def run(args, data: Path, work: Path, label: str, mode: str, samplers: int = 1, 
     grpo = GrpoOptions(data=data, out=work / label, base=args.base, max_steps=args.steps, config=config,
                        seed=args.seed)
     options = EchoOptions(grpo=grpo, mode=mode, samplers=samplers, staleness=staleness,
-                          buffer_capacity=max(2, args.groups * (staleness + 1)))
+                          buffer_capacity=max(2, args.groups * (staleness + 1)), sampler_url=args.sampler_url)
     train_echo(options)
     return read_jsonl(work / label / "metrics.jsonl")
 
@@ -100,6 +104,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="dataset folder (default: the expert, made here)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sampler-url", default=None, help="samplers draw on this OpenAI-compatible server")
+    parser.add_argument("--serve", action="store_true", help="start the loopback server (aoi.echo.serve) on --base "
+                        "here and draw on it")
     parser.add_argument("--modes", type=lambda text: text.split(","), help="comma list of colocated, sequential, "
                         "'async S=1', 'async S=2', 'async S=4' (the N-sampler check runs with 'async S=1'); "
                         "default: all", default=["colocated", "sequential", "async S=1", "async S=2", "async S=4"])
@@ -111,14 +118,25 @@ def main() -> None:
             **{f"async S={s}": ("async", 1, s) for s in (1, 2, 4)},
             f"async S=1 N={args.max_samplers}": ("async", args.max_samplers, 1)}
     chosen = [label for label in plan if label.split(" N=")[0] in args.modes or label in args.modes]
-    runs = {label: run(args, data, work, label.replace(" ", "-").replace("=", ""), plan[label][0],
-                       samplers=plan[label][1], staleness=plan[label][2]) for label in chosen}
+    server = None
+    if args.serve:
+        from aoi.echo.serve import PolicyServer, Running
+
+        server = Running(PolicyServer(args.base))
+        args.sampler_url = server.url
+    try:
+        runs = {label: run(args, data, work, label.replace(" ", "-").replace("=", ""), plan[label][0],
+                           samplers=plan[label][1], staleness=plan[label][2]) for label in chosen}
+    finally:
+        if server is not None:
+            server.close()
     report(args, runs)
 
 
 def report(args, runs: dict) -> None:
     """Print the figures, the reward against wall-clock, and the model checked against the runs."""
     table = {label: figures(lines) for label, lines in runs.items()}
+    print(f"samplers on {args.sampler_url or 'their own local policy'}")
     print(f"base {args.base}, {args.steps} steps of {args.groups} groups x {args.generations} samples, "
           f"load average {os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} cores")
     print(f"{'mode':<16}" + "".join(f"{k:>13}" for k in next(iter(table.values()))))

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from aoi.echo.engine import train_echo
+from aoi.echo.serve import PolicyServer, Running
 from aoi.train.common import read_jsonl
 
 from ..ray_cluster import module_cluster
@@ -25,6 +26,19 @@ def test_sequential_pulls_fresh_groups_from_every_sampler(ray_cluster, dataset, 
     assert all(line["staleness"] == [0, 0] for line in lines)
     assert {gid.split("-")[0] for line in lines for gid in line["group_ids"]} == {"s0", "s1"}  # both samplers drew
     assert manifest["mode"] == "sequential" and manifest["metrics"]["steps"] == 2
+
+
+def test_sequential_trains_on_groups_a_server_drew(ray_cluster, dataset, tmp_path):
+    with Running(PolicyServer("tiny")) as server:  # the sampler actor reaches it over HTTP on 127.0.0.1
+        options = echo_options(dataset, config_file(tmp_path, groups=1), tmp_path / "out", mode="sequential",
+                               samplers=1, max_steps=2, sampler_url=server.url)
+        train_echo(options)
+        adapters = set(server.http.policy.adapters)
+    lines = read_jsonl(options.grpo.out / "metrics.jsonl")
+    assert [line["versions"] for line in lines] == [[0], [1]] and all(line["staleness"] == [0] for line in lines)
+    assert all(line["weight_sync_s"] > 0 for line in lines) and adapters == {"aoi-s0-v1"}  # v0 was unloaded
+    # The server's behaviour log-probs are the trained policy's own: fresh groups weigh 1.
+    assert all(abs(line["is_ratio_max"] - 1) < 1e-3 and abs(line["is_ratio_mean"] - 1) < 1e-3 for line in lines)
 
 
 def kill_when_trained(ray, name: str, out, stop: threading.Event) -> None:

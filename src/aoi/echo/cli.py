@@ -27,6 +27,12 @@ ECHO_OPTIONS = [  # (name, type, option): appended to train's grpo parameters
                                     "versions old; older ones are dropped and counted.")),
     ("ray_address", str | None, typer.Option(None, "--ray-address", help="Echo: the Ray cluster to join (auto, or "
                                              "HOST:PORT of `ray start --head`); default: a local Ray instance.")),
+    ("sampler_url", str | None, typer.Option(None, "--sampler-url", help="Echo: samplers draw on this "
+                                             "OpenAI-compatible server (vLLM with --enable-lora, or python -m "
+                                             "aoi.echo.serve), e.g. http://127.0.0.1:8000/v1; default: each loads "
+                                             "the policy itself.")),
+    ("sampler_model", str | None, typer.Option(None, "--sampler-model", help="Echo: the base's model name on "
+                                               "--sampler-url (default: the first it lists).")),
 ]
 
 

@@ -22,6 +22,9 @@ def validate(options: EchoOptions) -> None:
     """Refuse what Echo cannot run, saying what it can."""
     if options.mode not in MODES:
         raise ValueError(f"--mode {options.mode!r} is unknown; use colocated, sequential or async")
+    if options.sampler_url is not None and not options.sampler_url.startswith(("http://", "https://")):
+        raise ValueError(f"--sampler-url {options.sampler_url!r} is not an http(s) URL; give the server's address, "
+                         "e.g. http://127.0.0.1:8000/v1")
     if options.samplers < 1 or options.staleness < 0:
         raise ValueError(f"--samplers {options.samplers} and --staleness {options.staleness}: give at least 1 "
                          "sampler and a staleness of 0 or more")
@@ -47,6 +50,10 @@ def prepare(options: EchoOptions) -> Run:
 
     options.grpo = read_config(options.grpo)
     validate(options)
+    if options.sampler_url:  # before any actor starts: a clear error here, not a sampler actor dying in Ray
+        from aoi.echo.served import check_server
+
+        check_server(options.sampler_url, options.sampler_model)
     offline()
     grpo, settings = options.grpo, {**GRPO_DEFAULTS, **options.grpo.grpo}
     rows = load_view(grpo.data, "rl", grpo.split, "train").select_columns(list(COLUMNS)).to_list()
@@ -57,7 +64,8 @@ def prepare(options: EchoOptions) -> Run:
                           generations=settings["num_generations"], max_new_tokens=settings["max_completion_length"],
                           temperature=settings["temperature"], constrained=grpo.constrained,
                           episode_steps=grpo.episode_steps, weights=grpo.weights, seed=grpo.seed,
-                          samplers=options.samplers)
+                          samplers=options.samplers, server_url=options.sampler_url,
+                          server_model=options.sampler_model)
     train = TrainSpec(learning_rate=settings["learning_rate"], epsilon=settings.get("epsilon", 0.2),
                       is_cap=settings.get("vllm_importance_sampling_cap", 3.0), temperature=settings["temperature"],
                       max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)))
@@ -97,7 +105,11 @@ def train_echo(options: EchoOptions) -> dict:
 
 
 def colocated(run: Run) -> tuple[dict, dict]:
-    """Draw each step's groups, then train on them, in this one process (the sampler shares the trainer's model)."""
+    """Draw each step's groups, then train on them, in this one process (the sampler shares the trainer's model).
+
+    With --sampler-url the sampler draws on the server instead, after loading the trainer's adapter into it each
+    step (its seconds count as weight sync), so the baseline compares like for like with the Ray modes.
+    """
     from aoi.echo.weights import adapter_files
 
     run.clock.samplers = 1
@@ -105,6 +117,8 @@ def colocated(run: Run) -> tuple[dict, dict]:
     sampler = Sampler(0, run.sampler, run.rows, model=trainer.model, tokenizer=trainer.tokenizer)
     busy, run.clock.started = 0.0, time.perf_counter()  # the clock starts when the models are loaded
     while trainer.step < run.options.grpo.max_steps:
+        if run.sampler.server_url and sampler.version != trainer.version:
+            sampler.swap(trainer.version, adapter_files(trainer.model))
         groups = [sampler.draw(row, version=trainer.version) for row in run.rows_of(trainer.step)]
         busy += sum(g.busy_s for g in groups)
         run.record(groups, trainer.update(groups), busy)
@@ -133,4 +147,5 @@ def finish(run: Run, summary: dict, files: dict[str, bytes]) -> dict:
                           split=grpo.split, role=grpo.role, hyper_parameters=hyper, metrics=metrics, kind="grpo",
                           extra={"engine": "echo", "mode": run.options.mode, "samplers": run.options.samplers,
                                  "staleness": run.options.staleness, "init": run.policy["init"],
-                                 "constrained": grpo.constrained, "device": grpo.device})
+                                 "constrained": grpo.constrained, "device": grpo.device,
+                                 "sampler_url": run.options.sampler_url})

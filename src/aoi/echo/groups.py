@@ -20,6 +20,7 @@ class Sample:
     text: str
     terms: dict[str, float]  # every reward term's value (aoi.train.rewards.TERMS)
     reward: float  # the weighted sum the advantage is computed from
+    logprobs_temperature: float | None = None  # temperature of `logprobs` (None: the trainer's; a server's: 1.0)
 
 
 @dataclass(frozen=True, kw_only=True)

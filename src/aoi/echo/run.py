@@ -23,6 +23,8 @@ class EchoOptions:
     ray_address: str | None = None  # None: a local Ray instance; "auto" or host:port: an existing cluster
     buffer_capacity: int | None = None  # groups the buffer holds (None: 2 steps' worth)
     name: str | None = None  # names the Ray actors "<name>-sampler-<i>", "<name>-trainer"... (None: unnamed)
+    sampler_url: str | None = None  # samplers draw on this OpenAI-compatible server (vLLM), in every mode
+    sampler_model: str | None = None  # the base's model name on that server (None: the first it lists)
 
 
 @dataclass(kw_only=True)

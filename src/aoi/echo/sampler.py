@@ -3,7 +3,9 @@
 Each sample is one decision drawn at a recorded Observer state (the dataset's `rl` view), schema-constrained as
 aoi.train.sampling draws them, then played in the twin by aoi.train.rollouts (replay the prefix, play the decision,
 the expert finishes) and scored by the reward terms of aoi.train.rewards. Before a group the sampler swaps in the
-newest adapter of the weight store, so a group is drawn by one version and tagged with it.
+newest adapter of the weight store, so a group is drawn by one version and tagged with it. With `server_url` the
+policy copy is an OpenAI-compatible server's (aoi.echo.served: vLLM, or aoi.echo.serve's loopback one) and the swap
+loads the adapter into that server.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class SamplerSpec:
     seed: int = 0
     samplers: int = 1  # how many samplers share the dataset (each walks every samplers-th row)
     threads: int | None = 1  # torch threads per sampler process (1 is fastest on a shared machine)
+    server_url: str | None = None  # an OpenAI-compatible completions server holding the policy (None: load it here)
+    server_model: str | None = None  # the base's model name on that server (None: the first it lists)
+    adapter_dir: str | None = None  # where adapters are written for the server to read (None: a temp folder here)
 
 
 class Sampler:
@@ -50,7 +55,12 @@ class Sampler:
         self.index, self.spec, self.rows, self.store, self.buffer = index, spec, rows, store, buffer
         self.version, self.seq, self.pending_sync = -1, 0, 0.0
         self.incarnation = call(buffer, "register", index) if buffer is not None else 0
-        if model is None:  # its own copy (a separate actor); colocated shares the trainer's model
+        if spec.server_url:  # the server's copy, in every mode (colocated too: the modes compare like for like)
+            from aoi.echo.served import ServedPolicy
+
+            model, tokenizer = ServedPolicy(spec.server_url, base=spec.base, model=spec.server_model, index=index,
+                                            adapter_dir=spec.adapter_dir), None
+        elif model is None:  # its own copy (a separate actor); colocated shares the trainer's model
             model, tokenizer = self._load()
         self.model, self.tokenizer = model, tokenizer
 
@@ -67,26 +77,30 @@ class Sampler:
 
     def sync(self, min_version: int = -1) -> int:
         """Swap in the store's newest adapter when it is newer than ours (waiting for `min_version`); return ours."""
-        from aoi.echo.weights import load_adapter
-
         latest = call(self.store, "latest")
         while latest < min_version:
             time.sleep(WAIT_S)
             latest = call(self.store, "latest")
         if latest > self.version:
-            started = time.perf_counter()
-            load_adapter(self.model, call(self.store, "fetch", latest))
-            self.version, self.pending_sync = latest, self.pending_sync + time.perf_counter() - started
+            self.swap(latest, call(self.store, "fetch", latest))
         return self.version
+
+    def swap(self, version: int, files: dict[str, bytes]) -> None:
+        """Make an adapter version the policy (in our model, or loaded into the server); count the seconds as sync."""
+        from aoi.echo.weights import load_adapter
+
+        started = time.perf_counter()
+        if self.spec.server_url:
+            self.model.swap(version, files)
+        else:
+            load_adapter(self.model, files)
+        self.version, self.pending_sync = version, self.pending_sync + time.perf_counter() - started
 
     def draw(self, row: int, version: int | None = None) -> Group:
         """Draw G decisions at the row's state, play each in the twin, score them; return the group."""
         started = time.perf_counter()
         version = self.version if version is None else version
-        policy = GenerativeObserver(self.model, self.tokenizer, max_new_tokens=self.spec.max_new_tokens,
-                                    temperature=self.spec.temperature, constrained=self.spec.constrained,
-                                    seed=sample_seed(self.spec.seed, row, version, self.index, self.incarnation,
-                                                     self.seq))
+        policy = self._observer(sample_seed(self.spec.seed, row, version, self.index, self.incarnation, self.seq))
         cache, state = OutcomeCache(max_steps=self.spec.episode_steps), self.rows[row]
         samples = tuple(self._sample(policy, cache, state) for _ in range(self.spec.generations))
         group = Group(group_id=group_id(self.index, self.incarnation, self.seq), sampler=self.index, version=version,
@@ -94,7 +108,17 @@ class Sampler:
         self.seq, self.pending_sync = self.seq + 1, 0.0
         return group
 
-    def _sample(self, policy: GenerativeObserver, cache: OutcomeCache, state: dict) -> Sample:
+    def _observer(self, seed: int) -> Any:
+        """Return the policy as the Observer for one group: on the server, or on our (or the trainer's) model."""
+        options = {"max_new_tokens": self.spec.max_new_tokens, "temperature": self.spec.temperature,
+                   "constrained": self.spec.constrained, "seed": seed}
+        if self.spec.server_url:
+            from aoi.echo.served import ServedObserver
+
+            return ServedObserver(self.model, **options)
+        return GenerativeObserver(self.model, self.tokenizer, **options)
+
+    def _sample(self, policy: Any, cache: OutcomeCache, state: dict) -> Sample:
         """Draw one decision, play it (identical decisions share one episode), score every reward term."""
         completion = policy.complete(state["prompt"], role="observer")
         outcome = cache.decision(state, completion.text, expect=state["prompt"])
@@ -102,7 +126,8 @@ class Sampler:
         reward = sum(float(w) * terms[name] for name, w in self.spec.weights.items())
         drawn = policy.calls[-1]
         return Sample(prompt_ids=drawn["prompt_ids"], completion_ids=drawn["completion_ids"],
-                      logprobs=list(drawn["logprobs"] or []), text=completion.text, terms=terms, reward=reward)
+                      logprobs=list(drawn["logprobs"] or []), text=completion.text, terms=terms, reward=reward,
+                      logprobs_temperature=drawn.get("logprobs_temperature"))
 
     def generate(self, min_version: int, rows: list[int]) -> list[Group]:
         """Sequential pull: refresh to `min_version` first, then draw one group per requested row."""

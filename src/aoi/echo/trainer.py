@@ -5,6 +5,8 @@ Loss per completion token (DAPO-style token mean over the step's samples), with 
 One update per batch, so pi_old is the policy at the update's start (r is 1 in value, its gradient is the policy
 gradient) and w is the truncated importance ratio against the behaviour log-probs the sampler recorded: 1 for fresh
 groups, a correction for stale ones (async). TRL's GRPOTrainer applies that correction only with vLLM, hence this loop.
+pi_old in w is taken at the temperature of the behaviour log-probs: the sampling temperature for a local sampler's,
+1.0 for a server's (vLLM's raw log-probs, aoi.echo.served), so w compares one convention on both sides.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ class Trainer:
         logp = completion_logprobs(self.model, sample.prompt_ids, sample.completion_ids, self.spec.temperature)
         old = logp.detach()
         behaviour = torch.tensor(sample.logprobs, dtype=old.dtype, device=old.device) if sample.logprobs else old
-        weight = torch.exp(old - behaviour).clamp(max=self.spec.is_cap)
+        weight = torch.exp(self._comparable(sample, old) - behaviour).clamp(max=self.spec.is_cap)
         ratio = torch.exp(logp - old)
         clipped = ratio.clamp(1 - self.spec.epsilon, 1 + self.spec.epsilon)
         loss = -(torch.minimum(ratio * advantage, clipped * advantage) * weight).sum() / total
@@ -103,6 +105,18 @@ class Trainer:
         figures["loss"] += float(loss.detach())
         figures["is"] += weight.tolist()
         figures["clipped"] += int(((ratio - clipped).abs() > 0).sum())
+
+    def _comparable(self, sample, old: Any) -> Any:
+        """Return pi_old's log-probs at the temperature the sample's behaviour log-probs were taken at."""
+        import torch
+
+        from aoi.echo.policy import completion_logprobs
+
+        at = sample.logprobs_temperature
+        if at is None or at == self.spec.temperature or not sample.logprobs:
+            return old
+        with torch.no_grad():
+            return completion_logprobs(self.model, sample.prompt_ids, sample.completion_ids, at)
 
     def checkpoint(self) -> Path:
         """Save adapter, optimizer and version into checkpoints/step-N (what a restarted trainer resumes from)."""
