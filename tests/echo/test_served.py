@@ -114,6 +114,8 @@ def test_server_errors_say_what_to_fix(server):
             policy.swap(0, moved_adapter(seed=1))
     finally:
         server.http.policy.runtime_lora = True
+    with pytest.raises(ServerError, match="400 .*samples plainly.*'top_k': 5"):  # never a silent top-k cut
+        policy.server.request("POST", "/v1/completions", {"model": "tiny", "prompt": [1, 2], "top_k": 5})
     policy.model = "aoi-s8-v5"
     with pytest.raises(ServerError, match="does not exist.*not loaded on the server"):
         policy.generate([1, 2, 3], max_tokens=4, temperature=1.0, seed=0, schema=None)

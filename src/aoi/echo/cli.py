@@ -33,6 +33,9 @@ ECHO_OPTIONS = [  # (name, type, option): appended to train's grpo parameters
                                              "the policy itself.")),
     ("sampler_model", str | None, typer.Option(None, "--sampler-model", help="Echo: the base's model name on "
                                                "--sampler-url (default: the first it lists).")),
+    ("sampler_adapter_dir", str | None, typer.Option(None, "--sampler-adapter-dir", help="Echo: a folder the "
+                                                     "server can read where samplers write each adapter version "
+                                                     "(default: a temp folder on the sampler's machine).")),
 ]
 
 

@@ -65,7 +65,7 @@ def prepare(options: EchoOptions) -> Run:
                           temperature=settings["temperature"], constrained=grpo.constrained,
                           episode_steps=grpo.episode_steps, weights=grpo.weights, seed=grpo.seed,
                           samplers=options.samplers, server_url=options.sampler_url,
-                          server_model=options.sampler_model)
+                          server_model=options.sampler_model, adapter_dir=options.sampler_adapter_dir)
     train = TrainSpec(learning_rate=settings["learning_rate"], epsilon=settings.get("epsilon", 0.2),
                       is_cap=settings.get("vllm_importance_sampling_cap", 3.0), temperature=settings["temperature"],
                       max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)))

@@ -25,6 +25,7 @@ class EchoOptions:
     name: str | None = None  # names the Ray actors "<name>-sampler-<i>", "<name>-trainer"... (None: unnamed)
     sampler_url: str | None = None  # samplers draw on this OpenAI-compatible server (vLLM), in every mode
     sampler_model: str | None = None  # the base's model name on that server (None: the first it lists)
+    sampler_adapter_dir: str | None = None  # where samplers write adapters for the server (None: a temp folder)
 
 
 @dataclass(kw_only=True)

@@ -7,7 +7,8 @@ max_tokens, temperature, seed, logprobs, return_tokens_as_token_ids, prompt_logp
 `structured_outputs.json`, `guided_json` or `response_format.json_schema.schema`), `POST /v1/load_lora_adapter`
 `{"lora_name", "lora_path"}` and `POST /v1/unload_lora_adapter` (a PEFT adapter folder; the model name then selects
 it). Sampling is aoi.models.local's (the schema mask of aoi.models.constrained, the stop at the JSON's close, no
-top-k/top-p cut), seeded by the request's seed, so it draws exactly what a local sampler draws. Log-probs are raw
+top-k/top-p cut: a request asking for a cut or a penalty is refused), seeded by the request's seed, so it draws
+exactly what a local sampler draws. Log-probs are raw
 (before temperature, as vLLM's default `--logprobs-mode raw_logprobs`) and unmasked. One request at a time: it is for
 tests and small runs without vLLM, not for throughput.
 """
@@ -25,6 +26,9 @@ from typing import Any
 from aoi.echo.weights import CONFIG, WEIGHTS
 from aoi.models.local import LocalModel
 from aoi.train.common import Lora
+
+PLAIN = {"top_p": (1, 1.0), "top_k": (-1, 0), "min_p": (0, 0.0), "repetition_penalty": (1, 1.0),
+         "presence_penalty": (0, 0.0), "frequency_penalty": (0, 0.0)}  # sampling settings that change nothing
 
 
 class RequestError(Exception):
@@ -134,6 +138,9 @@ class PolicyServer:
 
     def _generate(self, ids: list[int], body: dict) -> tuple[list[int], list[float]]:
         """Sample the completion as aoi.models.local does; return its token ids and raw log-probs."""
+        cuts = {key: body[key] for key, off in PLAIN.items() if body.get(key) is not None and body[key] not in off}
+        if cuts or int(body.get("n") or 1) != 1:
+            raise RequestError(400, f"this server samples plainly, one completion a request; drop {cuts or 'n'}")
         schema = _schema(body)
         local = _Generator.from_loaded(self.model, self.tokenizer, name=f"local:{self.name}",
                                        max_new_tokens=int(body.get("max_tokens") or 16),

@@ -134,8 +134,11 @@ class ServedPolicy:
     def generate(self, prompt_ids: list[int], *, max_tokens: int, temperature: float, seed: int,
                  schema: dict | None) -> list[int]:
         """Draw a completion; return its token ids."""
+        # Every sampling setting is explicit: vLLM would otherwise take the model's generation_config defaults, and
+        # the trainer's log-probs assume plain sampling at `temperature` (no top-k/top-p/min-p cut, no penalty).
         body = {"model": self.model, "prompt": prompt_ids, "max_tokens": max_tokens, "temperature": temperature,
-                "top_p": 1.0, "seed": seed, "logprobs": 0, "return_tokens_as_token_ids": True}
+                "top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0, "seed": seed, "logprobs": 0,
+                "return_tokens_as_token_ids": True}
         if schema is not None:
             body["structured_outputs"] = {"json": schema}
         choice = self.server.request("POST", "/v1/completions", body)["choices"][0]
