@@ -14,6 +14,11 @@ STALL_GRACE = 0.3  # wall seconds a command may keep waiting after simulated tim
 # Environment variables that would change kubectl's identity, config or behaviour behind the command line's back.
 DROPPED = ("KUBECONFIG", "KUBECACHEDIR", "KUBECTL_EXTERNAL_DIFF", "KUBERC", "KUBECTL_REMOTE_COMMAND_WEBSOCKETS")
 NO_EDITOR = "/bin/false"  # an editor that fails at once, should any kubectl command still try to open one
+# Go runtime settings for the short-lived kubectl processes (the caller's own values win). A kubectl call is mostly
+# start-up: ~5 MB of allocations in package init (its translations) that the collector walks on 2 threads for
+# nothing. No collection below 256 MiB and one thread for Go code cut a call's CPU time by about a third (90 -> 60 ms
+# measured with perf stat on `get pods`); output is unchanged, and a huge list still collects at the limit.
+GO_RUNTIME = {"GOGC": "off", "GOMEMLIMIT": "256MiB", "GOMAXPROCS": "1"}
 
 
 @dataclass
@@ -37,14 +42,15 @@ def kubectl_binary() -> str:
 
 
 def kubectl_env(kubeconfig: Path, cache_dir: Path) -> dict[str, str]:
-    """Return the environment kubectl runs in: the role's kubeconfig and cache, no editor, no external diff.
+    """Return the environment kubectl runs in: the role's kubeconfig and cache, no editor, no external diff, and
+    the cheaper Go runtime settings of GO_RUNTIME unless the caller set its own.
 
     Example:
         >>> env = kubectl_env(Path("/k/probe.yaml"), Path("/k/cache"))
         >>> env["KUBECONFIG"], env["KUBE_EDITOR"]
         ('/k/probe.yaml', '/bin/false')
     """
-    env = {key: value for key, value in os.environ.items() if key not in DROPPED}
+    env = {**GO_RUNTIME, **{key: value for key, value in os.environ.items() if key not in DROPPED}}
     env.update(KUBECONFIG=str(kubeconfig), KUBECACHEDIR=str(cache_dir), EDITOR=NO_EDITOR, KUBE_EDITOR=NO_EDITOR,
                VISUAL=NO_EDITOR)
     return env
