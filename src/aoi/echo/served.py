@@ -21,6 +21,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,8 @@ class ServedPolicy:
         self.model = self.base_model = check_server(self.server, model)
         self.tokenizer = load_tokenizer(base)
         self.folder = Path(adapter_dir or tempfile.mkdtemp(prefix="aoi-adapters-"))
+        if adapter_dir is None:  # ours alone: gone with the sampler (best effort: a killed actor leaves it)
+            weakref.finalize(self, shutil.rmtree, str(self.folder), True)
         self.loaded: str | None = None  # the adapter name requests use (None: the base model)
 
     def swap(self, version: int, files: dict[str, bytes]) -> None:
