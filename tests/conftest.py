@@ -28,9 +28,10 @@ def settled_hotel():
 
 @pytest.fixture
 def hotel(settled_hotel, tmp_path) -> Served:
-    """A private HotelReservation twin for tests that change things (a clone: same state as a fresh build)."""
+    """A private HotelReservation twin for tests that change things (a clone: same state as a fresh build; lazy,
+    as episodes clone: settled_hotel never changes)."""
     shared = [load_app("hotel-reservation"), load_app("platform")]
-    served = Served(settled_hotel.clone(shared), tmp_path)
+    served = Served(settled_hotel.clone(shared, lazy=True), tmp_path)
     yield served
     served.close()
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
+from collections import OrderedDict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,12 +25,65 @@ INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward 
 AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
 FIRST_LOOK = 30.0  # simulated seconds between the workload's start and the agent's first action
 SETTLE_LIMIT = 120.0  # simulated seconds the system may settle before the strict mitigation verdict
+SNAPSHOTS = 4  # just-reset twins a process keeps (a few MB each), for episodes that reset to the same state again
 
 
 @functools.lru_cache(maxsize=6)
 def base_twin(app: str, seed: int):
     """Return a settled twin running one app (built once per process and app/seed, then cloned)."""
     return build_twin([app], seed=seed)
+
+
+class Snapshots:
+    """Twins just reset for a (problem, seed), kept so that a later reset to the same state clones one.
+
+    A reset is a function of the problem and the seed: the clone of the state it reached once (watch history
+    included) is the state it reaches again, without injecting the fault and running the first simulated seconds
+    over. The first reset of a key only notes it and the second keeps a clone of its result, so a run that resets
+    every problem once (aoi eval -k 1) pays nothing; training and repeated attempts at one seed clone from the third.
+    """
+
+    def __init__(self, size: int = SNAPSHOTS):
+        self.size = size
+        self.kept: OrderedDict[tuple, tuple] = OrderedDict()  # key -> (problem, twin)
+        self.seen: OrderedDict[tuple, None] = OrderedDict()
+        self.hits = 0  # resets served from a kept twin
+        self.lock = threading.Lock()  # eval threads share it
+
+    def get(self, key: tuple, problem: Problem):
+        """Return the kept twin of key, if it was reset for this very problem definition."""
+        with self.lock:
+            kept = self.kept.get(key)
+            if kept is None or kept[0] != problem:
+                return None
+            self.kept.move_to_end(key)
+            self.hits += 1
+            return kept[1]
+
+    def clear(self) -> None:
+        """Forget every kept twin and every key seen (benchmarks measure the first reset this way)."""
+        with self.lock:
+            self.kept.clear()
+            self.seen.clear()
+
+    def offer(self, key: tuple, problem: Problem, twin, shared: list) -> None:
+        """Keep a clone of a twin just reset for key when key was reset before (note it otherwise)."""
+        with self.lock:
+            again = key in self.seen
+            self.seen[key] = None
+            self.seen.move_to_end(key)
+            while len(self.seen) > 64 * self.size:
+                self.seen.popitem(last=False)
+        if not again:
+            return
+        kept = twin.clone(shared, history=True)  # a full copy: the episode goes on changing `twin`
+        with self.lock:
+            self.kept[key] = (problem, kept)
+            while len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+
+
+SNAPSHOTS_KEPT = Snapshots()
 
 
 @contextlib.contextmanager
@@ -56,15 +111,29 @@ class TwinBackend:
 
     # --- lifecycle ---
     def start(self, problem: Problem, seed: int) -> None:
-        """Clone the app settled under `seed`, serve it, inject the fault and start the workload."""
+        """Clone the app settled under `seed`, serve it, inject the fault and start the workload (or clone the
+        state a reset of this problem and seed reached before: see Snapshots)."""
         self.close()
         shared = [load_app(problem.app), load_app("platform")]
-        self.twin = base_twin(problem.app, seed).clone(shared)
+        key = (problem.id, problem.target, seed)
+        kept = SNAPSHOTS_KEPT.get(key, problem)
+        # base twins and kept snapshots never change: their clones copy each object on first use
+        self.twin = (kept or base_twin(problem.app, seed)).clone(shared, history=kept is not None, lazy=True)
+        self._serve()
+        if kept is None:
+            self._fault(problem)
+            SNAPSHOTS_KEPT.offer(key, problem, self.twin, shared)
+
+    def _serve(self) -> None:
+        """Serve the twin and set up the clients of every role."""
         self.server = serve(self.twin)
         self.kubeconfigs = write_kubeconfigs(self.twin, self.server.url, self.workdir / "kubeconfigs")
         cache = self.workdir / "kubecache"
         self.runners = {role: KubectlRunner(self.twin, path, cache) for role, path in self.kubeconfigs.items()}
         self.kube = Kube.from_kubeconfig(self.kubeconfigs["admin"], clock=self.twin.clock.now)
+
+    def _fault(self, problem: Problem) -> None:
+        """Inject the fault, let AIOpsLab's pause pass, start the workload and run up to the agent's first look."""
         with sim_budget(self.twin, INJECT_BUDGET):
             inject(problem, self.kube, self.runner(None))  # an injector, or a scenario's operations
         self.twin.advance(AFTER_INJECT)

@@ -88,17 +88,19 @@ class Twin:
         self._interest: dict[Resource, list[Controller]] = {}
         self.store.listeners.append(self._on_change)
 
-    def clone(self, shared: tuple = ()) -> Twin:
+    def clone(self, shared: tuple = (), history: bool = False, lazy: bool = False) -> Twin:
         """Return an independent copy of this twin (its state, timers, controllers and extensions).
 
-        `shared` lists objects to share instead of copying (immutable data such as the app catalogs).
+        `shared` lists objects to share instead of copying (immutable data such as the app catalogs); with
+        `history` the clone keeps the watch history too (a watch from an older version replays the same changes);
+        `lazy` copies each stored object on its first use, for a twin that never changes again (a base twin).
         """
         with self.lock, _no_gc():
             twin = Twin.__new__(Twin)
             twin.lock = threading.RLock()
             twin.clock = copy.deepcopy(self.clock)
             twin.ids = copy.deepcopy(self.ids)
-            twin.store = self.store.clone(twin.clock, twin.ids, twin.lock)
+            twin.store = self.store.clone(twin.clock, twin.ids, twin.lock, history, lazy)
             memo = {id(obj): obj for obj in shared}
             memo.update({id(self): twin, id(self.catalog): self.catalog, id(self.lock): twin.lock,
                          id(self.clock): twin.clock, id(self.ids): twin.ids, id(self.store): twin.store})

@@ -58,6 +58,12 @@ class ChangeLog:
         """Return an empty log with the same budget (a cloned twin's watches start afresh)."""
         return ChangeLog(self.budget)
 
+    def copy(self) -> ChangeLog:
+        """Return a log holding the same changes (entries are immutable and shared)."""
+        new = ChangeLog(self.budget)
+        new._entries, new.bytes = deque(self._entries), self.bytes
+        return new
+
     def append(self, entry: Entry) -> None:
         """Keep a change, then drop the oldest ones until the log fits its budget."""
         self._entries.append(entry)

@@ -52,19 +52,22 @@ class Store:
         self.listeners: list[Listener] = []
         self._objects: dict[Resource, Table] = {}
 
-    def clone(self, clock: SimClock, ids: Ids, lock: threading.RLock) -> Store:
-        """Return a copy for a cloned twin: same objects and version, no listeners, a fresh watch history."""
+    def clone(self, clock: SimClock, ids: Ids, lock: threading.RLock, history: bool = False,
+              lazy: bool = False) -> Store:
+        """Return a copy for a cloned twin: same objects and version, no listeners, a fresh watch history (or the
+        same one, with `history`); `lazy` copies each object on first use (only when this store never changes
+        again)."""
         new = Store(clock, ids, lock)
         new.rv = self.rv
-        new.log = self.log.fresh()  # watches on a clone start afresh
-        new._objects = {res: table.copy() for res, table in self._objects.items()}
+        new.log = self.log.copy() if history else self.log.fresh()  # watches on a clone start afresh
+        new._objects = {res: table.copy(lazy) for res, table in self._objects.items()}
         return new
 
     # --- reads ---
     def get(self, res: Resource, namespace: str, name: str) -> dict | None:
         """Return the stored object or None."""
         table = self._objects.get(res)
-        return table.objects.get((namespace if res.namespaced else "", name)) if table is not None else None
+        return table.get((namespace if res.namespaced else "", name)) if table is not None else None
 
     def list(self, res: Resource, namespace: str | None = None,
              match: Callable[[dict], bool] | None = None) -> list[dict]:
@@ -72,11 +75,11 @@ class Store:
         table = self._objects.get(res)
         if table is None:
             return []
-        objs = table.objects
         keys = table.keys(namespace if res.namespaced else None)
-        if match is None:
-            return [objs[k] for k in keys]
-        return [objs[k] for k in keys if match(objs[k])]
+        if match is not None:  # a selector only reads: a shared object need not be copied to be rejected
+            objs = table.objects
+            keys = [k for k in keys if match(objs[k])]
+        return table.get_all(keys)
 
     def owned(self, res: Resource, owner: dict) -> list[dict]:
         """Return the objects whose controller reference names owner (by uid), in list order, from the index."""
@@ -84,7 +87,7 @@ class Store:
         if table is None:
             return []
         ns = owner["metadata"].get("namespace") if res.namespaced else None
-        return [table.objects[k] for k in table.owned_keys(owner["metadata"]["uid"], ns)]
+        return table.get_all(table.owned_keys(owner["metadata"]["uid"], ns))
 
     def tally(self, res: Resource, owner: dict) -> dict:
         """Return {(active, ready, labels): count} over the objects owner controls (a read-only view)."""
@@ -97,7 +100,7 @@ class Store:
         table = self._objects.get(res)
         if table is None:
             return []
-        return [table.objects[k] for k in sorted(table.on_node.get(node, ()))]
+        return table.get_all(sorted(table.on_node.get(node, ())))
 
     def count_on_node(self, res: Resource, node: str) -> int:
         """Return how many objects (pods) are bound to node."""

@@ -2,7 +2,8 @@
 
 Names are kept sorted per namespace (lists come out in the order they always had without sorting the whole
 resource on every call) and keys are indexed by their controller owner's uid (a ReplicaSet finds its pods without
-scanning its namespace).
+scanning its namespace). A lazy copy shares the objects of a table that never changes again (a base twin's) and
+copies each one on its first use: an episode pays only for the objects it touches.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ class Table:
         [('a', 'y'), ('b', 'x')]
     """
 
-    __slots__ = ("objects", "names", "owned", "owners", "on_node", "node_of", "tally", "summary_of")
+    __slots__ = ("objects", "shared", "names", "owned", "owners", "on_node", "node_of", "tally", "summary_of")
 
     def __init__(self):
         self.objects: dict[Key, dict] = {}
+        self.shared: set[Key] = set()  # keys whose object is still the one of the table lazily copied (read-only)
         self.names: dict[str, list[str]] = {}  # namespace -> names, sorted
         self.owned: dict[str, dict[Key, None]] = {}  # controller owner uid -> keys (a set that keeps order)
         self.owners: dict[Key, tuple[str, ...]] = {}  # key -> the owner uids it is indexed under
@@ -64,14 +66,26 @@ class Table:
         return len(self.objects)
 
     def get(self, key: Key) -> dict | None:
-        """Return the object stored under key, or None."""
-        return self.objects.get(key)
+        """Return the object stored under key (this table's own: a shared one is copied first), or None."""
+        obj = self.objects.get(key)
+        if obj is not None and key in self.shared:
+            obj = self.objects[key] = orjson.loads(orjson.dumps(obj))
+            self.shared.discard(key)
+        return obj
+
+    def get_all(self, keys) -> list[dict]:
+        """Return the objects stored under keys (all present), this table's own."""
+        if not self.shared:
+            objs = self.objects
+            return [objs[k] for k in keys]
+        return [self.get(k) for k in keys]
 
     def put(self, key: Key, obj: dict) -> None:
         """Store obj under key (new or replacing) and index it."""
         if key not in self.objects:
             bisect.insort(self.names.setdefault(key[0], []), key[1])
         self.objects[key] = obj
+        self.shared.discard(key)
         uids = controller_uids(obj)
         self._count(key, uids, summary(obj) if uids else None)
         self._index_owner(key, uids)
@@ -79,9 +93,10 @@ class Table:
 
     def pop(self, key: Key) -> dict | None:
         """Remove and return the object under key (None when absent)."""
-        obj = self.objects.pop(key, None)
+        obj = self.get(key)
         if obj is None:
             return None
+        del self.objects[key]
         names = self.names[key[0]]
         del names[bisect.bisect_left(names, key[1])]
         if not names:
@@ -155,10 +170,16 @@ class Table:
         keys = self.owned.get(uid, ())
         return sorted(k for k in keys if namespace is None or k[0] == namespace)
 
-    def copy(self) -> Table:
-        """Return an independent copy (objects through a JSON round trip: far faster than deepcopy)."""
+    def copy(self, lazy: bool = False) -> Table:
+        """Return an independent copy (objects through a JSON round trip: far faster than deepcopy).
+
+        `lazy` shares the objects and copies each on first use: only for a table that never changes again.
+        """
         new = Table()
-        new.objects = {k: orjson.loads(orjson.dumps(obj)) for k, obj in self.objects.items()}
+        if lazy:
+            new.objects, new.shared = dict(self.objects), set(self.objects)
+        else:
+            new.objects = {k: orjson.loads(orjson.dumps(obj)) for k, obj in self.objects.items()}
         new.names = {ns: list(names) for ns, names in self.names.items()}
         new.owned = {uid: dict(keys) for uid, keys in self.owned.items()}
         new.owners = dict(self.owners)
