@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 STALL_GRACE = 0.3  # wall seconds a command may keep waiting after simulated time can no longer move
+POLL = 0.05  # wall seconds between checks for a stall (communicate returns at once when kubectl exits)
 # Environment variables that would change kubectl's identity, config or behaviour behind the command line's back.
 DROPPED = ("KUBECONFIG", "KUBECACHEDIR", "KUBECTL_EXTERNAL_DIFF", "KUBERC", "KUBECTL_REMOTE_COMMAND_WEBSOCKETS")
 NO_EDITOR = "/bin/false"  # an editor that fails at once, should any kubectl command still try to open one
@@ -114,7 +115,7 @@ class KubectlRunner:
         feed = stdin or None
         while True:
             try:
-                out, err = proc.communicate(input=feed, timeout=0.01)
+                out, err = proc.communicate(input=feed, timeout=POLL)
                 return out, err, False
             except subprocess.TimeoutExpired:
                 feed = None  # communicate() takes input only on its first call
