@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 
@@ -15,6 +17,24 @@ OFF = ("off", "false", "0", "disabled")
 MONGO_OPS = ("grantRolesToUser", "createUser", "revokeRolesFromUser", "dropUser", "updateUser")
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> tuple[bool, object]:
+    """Return (parsed, document) of a YAML text, kept: episodes show the same ConfigMaps again and again, and the
+    pure-Python parser was a third of the expert's time (callers get copies: see _load)."""
+    try:
+        return True, yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False, None
+
+
+def _load(text: str):
+    """Parse YAML like yaml.safe_load (a fresh object every call), raising yaml.YAMLError on bad input."""
+    ok, doc = _parsed(text)
+    if not ok:
+        raise yaml.YAMLError(f"not YAML: {text[:80]!r}")
+    return copy.deepcopy(doc)
+
+
 def configmaps(text: str) -> list[dict]:
     """Return the ConfigMaps in `kubectl get configmap ... -o yaml` output (one object or a List).
 
@@ -24,7 +44,7 @@ def configmaps(text: str) -> list[dict]:
     """
     lines = [line for line in text.splitlines() if not line.startswith((contract.OUTPUT_CUT, "Please take the next"))]
     try:
-        doc = yaml.safe_load("\n".join(lines))
+        doc = _load("\n".join(lines))
     except yaml.YAMLError:
         return []
     if not isinstance(doc, dict):
@@ -52,7 +72,7 @@ def analyze(text: str) -> list[Evidence]:
 def _tls(name: str, key: str, value: str) -> list[Evidence]:
     """Return evidence when a YAML config sets net.tls.mode (or net.ssl.mode) to require TLS."""
     try:
-        conf = yaml.safe_load(value)
+        conf = _load(value)
     except yaml.YAMLError:
         return []
     net = conf.get("net") if isinstance(conf, dict) else None
