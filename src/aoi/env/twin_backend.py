@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import threading
 from collections import OrderedDict
 from datetime import UTC, datetime
@@ -30,8 +31,17 @@ SNAPSHOTS = 4  # just-reset twins a process keeps (a few MB each), for episodes 
 
 @functools.lru_cache(maxsize=6)
 def base_twin(app: str, seed: int):
-    """Return a settled twin running one app (built once per process and app/seed, then cloned)."""
-    return build_twin([app], seed=seed)
+    """Return a settled twin running one app (built once per process and app/seed, then cloned).
+
+    What is alive once it is built (base twins, modules, models) is frozen out of the garbage collector's full
+    collections, which walked it all every few episodes (~12 ms per expert episode); the next build unfreezes
+    first, so a twin this cache has dropped is collected then.
+    """
+    gc.unfreeze()
+    twin = build_twin([app], seed=seed)
+    gc.collect()
+    gc.freeze()
+    return twin
 
 
 class Snapshots:
