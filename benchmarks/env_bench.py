@@ -8,6 +8,11 @@ the reset clones the state kept then (aoi.env.twin_backend.Snapshots): the cost 
 at one seed. The load average is printed with the figures: on shared cores wall times follow it.
 Run: python benchmarks/env_bench.py [--repeat N] [--skip-all] [--problems ID,ID]
 Before/after: PYTHONPATH=<other tree>/src python benchmarks/env_bench.py --skip-all
+
+Measured 2026-12-02 (2 shared cores, load 1.3-1.8, n=11, two alternating rounds of before = e5c532a and after), CPU
+medians for k8s_target_port / revoke_auth_mongodb / astronomy payment: before, the only reset there was,
+53.1|49.5, 55.5|58.4, 50.1|37.8 ms; after, warm 7.7|7.6, 8.5|9.0, 11.6|10.9 ms and first 42.0|45.4, 42.9|55.7,
+45.2|38.0 ms. A first reset still injects over HTTPS (10-17 ms) and simulates 36 s of traffic (5-23 ms).
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ def kubectl_env(kubeconfig: Path, cache_dir: Path) -> dict[str, str]:
         >>> env = kubectl_env(Path("/k/probe.yaml"), Path("/k/cache"))
         >>> env["KUBECONFIG"], env["KUBE_EDITOR"]
         ('/k/probe.yaml', '/bin/false')
+        >>> all(env[key] == os.environ.get(key, value) for key, value in GO_RUNTIME.items())
+        True
     """
     env = {**GO_RUNTIME, **{key: value for key, value in os.environ.items() if key not in DROPPED}}
     env.update(KUBECONFIG=str(kubeconfig), KUBECACHEDIR=str(cache_dir), EDITOR=NO_EDITOR, KUBE_EDITOR=NO_EDITOR,
