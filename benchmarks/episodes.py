@@ -6,9 +6,10 @@ Each run starts fresh worker processes, so the figure includes worker start-up a
 Run: python benchmarks/episodes.py [--workers 1,2] [--repeat N] [--problems N]
 Before/after: PYTHONPATH=<other tree>/src python benchmarks/episodes.py
 
-Measured 2026-12-02 (2 shared cores, load 1.3-3.0, `--workers 2 --repeat 1` three times, before = e5c532a and after
-alternating): before 6349, 5921, 5437 episodes/h at 0.96, 1.07, 1.09 CPU s/episode; after 7161, 6642, 7274
-episodes/h at 0.85, 0.90, 0.84 CPU s/episode (about 8,500/h on 2 idle cores; the 10,000/h target needs <= 0.72).
+Measured 2026-12-02 (2 shared cores, load 0.1-3.0, `--workers 2 --repeat 1` four times, before = e5c532a and after
+alternating): before 6349, 5921, 5437, 6019 episodes/h at 0.96, 1.07, 1.09, 1.03 CPU s/episode; after 7161, 6642,
+7274, 8018 episodes/h at 0.85, 0.90, 0.84, 0.77 CPU s/episode (medians 5970 -> 7218/h, 1.05 -> 0.85 CPU s: about
+8,500/h on 2 idle cores; the 10,000/h target needs <= 0.72). One worker: 3390 -> 3933/h, 1.02 -> 0.82 CPU s.
 Per episode after: ~8.8 kubectl processes at ~55-65 ms CPU each (Go start-up; ~0.5 s), ~0.2 s in the worker (first
 reset ~45 ms, traffic ticks ~35 ms, API server ~35 ms, expert ~20 ms, get_metrics ~15 ms), ~0.08 s of worker
 start-up (imports 1.5 s and three base twins 2.1 s per worker).
