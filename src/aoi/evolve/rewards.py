@@ -276,8 +276,8 @@ def score_group(candidates: Sequence, *, seeds: Sequence = (), novelty: Novelty 
     Example:
         >>> from aoi.models.embedder import Embedder
         >>> [result] = score_group(["{nope"], novelty=Novelty(embedder=Embedder.hashed()))
-        >>> result.total, result.valid, result.scores["format"].evidence[:25]
-        (0.0, False, 'the text is not one JSON')
+        >>> result.total, result.valid, result.scores["format"].evidence[:31]
+        (0.0, False, 'the text is not one JSON object')
     """
     novelty = novelty if novelty is not None else Novelty(seeds)
     records = [execute(candidate, seed=seed) for candidate in candidates]
