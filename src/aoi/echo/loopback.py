@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from aoi.echo.weights import CONFIG, WEIGHTS
-from aoi.models.local import LocalModel
+from aoi.models.local import LocalModel, token_logprobs
 from aoi.train.common import Lora
 
 PLAIN = {"top_p": (1, 1.0), "top_k": (-1, 0), "min_p": (0, 0.0), "repetition_penalty": (1, 1.0),
@@ -164,8 +164,7 @@ class _Generator(LocalModel):
             torch.manual_seed(self.seed)
             out = self.model.generate(prompt, attention_mask=torch.ones_like(prompt), **options)
         new = out.sequences[0, len(ids):]
-        raw = torch.log_softmax(torch.stack([step[0] for step in out.logits]).float(), dim=-1) if len(new) else None
-        return new.tolist(), raw.gather(1, new.view(-1, 1)).view(-1).tolist() if raw is not None else []
+        return new.tolist(), token_logprobs(out.logits, new, 1.0) if len(new) else []
 
 
 def _schema(body: dict) -> dict | None:

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from aoi.models.base import Completion, Message, ModelError
+from aoi.models.bases import load_tokenizer
 from aoi.models.constrained import schema_for
+from aoi.models.local import render, token_ids
 
 LORA_HINT = ("start vLLM with --enable-lora (and --max-lora-rank at least the adapter's r) under "
              "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or use `python -m aoi.echo.serve --base BASE`")
@@ -128,11 +130,7 @@ class ServedPolicy:
 
     def encode(self, messages: list[Message]) -> list[int]:
         """Return the prompt's token ids, rendered exactly as aoi.models.local renders them."""
-        if getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-            return self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        text = "\n".join([f"{m['role']}: {m['content']}" for m in messages] + ["assistant:"])
-        return self.tokenizer(text, add_special_tokens=True)["input_ids"]
+        return token_ids(self.tokenizer, render(self.tokenizer, messages))
 
     def generate(self, prompt_ids: list[int], *, max_tokens: int, temperature: float, seed: int,
                  schema: dict | None) -> list[int]:
@@ -205,16 +203,3 @@ def check_server(server: Server | str, model: str | None = None) -> str:
                           "one of them (the base the trainer's --base names)")
     return model or served[0]
 
-
-def load_tokenizer(base: str) -> Any:
-    """Return a base's tokenizer without loading its weights ("tiny" and "smollm2" share SmolLM2's)."""
-    from aoi.models.bases import check_base, smollm2_tokenizer
-
-    if base in ("tiny", "smollm2"):
-        return smollm2_tokenizer()
-    from transformers import AutoTokenizer
-
-    path = check_base(base)
-    if path.is_file():  # a .gguf file
-        return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name, local_files_only=True)
-    return AutoTokenizer.from_pretrained(str(path), local_files_only=True)

@@ -165,13 +165,28 @@ def _tiny_sha256() -> str:
     return digest.hexdigest()
 
 
+def load_tokenizer(base: str) -> Any:
+    """Return a base's tokenizer without loading its weights ("tiny" and "smollm2" share SmolLM2's).
+
+    Example:
+        >>> load_tokenizer("tiny").eos_token  # doctest: +SKIP
+        '<|im_end|>'
+    """
+    if base in ("tiny", "smollm2"):
+        return smollm2_tokenizer()
+    return _tokenizer(*_source(Path(base)))
+
+
+def _tokenizer(where: str, options: dict) -> Any:
+    """Load the tokenizer of a model directory (or of the GGUF file `options` names)."""
+    return _require("transformers").AutoTokenizer.from_pretrained(where, local_files_only=True, **options)
+
+
 def _from_path(path: Path) -> tuple[Any, Any]:
     """Load a model directory or GGUF file."""
     where, options = _source(path)
-    transformers = _require("transformers")
-    tokenizer = transformers.AutoTokenizer.from_pretrained(where, local_files_only=True, **options)
-    model = transformers.AutoModelForCausalLM.from_pretrained(where, local_files_only=True, **options)
-    return model, tokenizer
+    model = _require("transformers").AutoModelForCausalLM.from_pretrained(where, local_files_only=True, **options)
+    return model, _tokenizer(where, options)
 
 
 def _source(path: Path) -> tuple[str, dict]:

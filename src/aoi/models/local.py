@@ -85,10 +85,7 @@ class LocalModel:
 
     def prompt(self, messages: list[Message]) -> str:
         """Render the conversation with the tokenizer's chat template, else as role-prefixed lines."""
-        if getattr(self.tokenizer, "chat_template", None):
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        lines = [f"{m['role']}: {m['content']}" for m in messages]
-        return "\n".join(lines + ["assistant:"])
+        return render(self.tokenizer, messages)
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
                  temperature: float | None = None) -> Completion:
@@ -107,7 +104,7 @@ class LocalModel:
         new = out.sequences[0, ids.shape[1]:]
         text = self.tokenizer.decode(new, skip_special_tokens=True).strip()
         # Log-probabilities come from the raw logits: the policy's own, before any constraint (what GRPO needs).
-        logprobs = _token_logprobs(out.logits, new, temperature) if self.want_logprobs else None
+        logprobs = token_logprobs(out.logits, new, temperature) if self.want_logprobs else None
         return Completion(text, input_tokens=int(ids.shape[1]), output_tokens=int(new.shape[0]),
                           latency=time.perf_counter() - started, logprobs=logprobs,
                           meta={"model": self.name, "token_ids": new.tolist(),
@@ -115,10 +112,9 @@ class LocalModel:
 
     def encode(self, text: str) -> Any:
         """Return the prompt's token ids as a (1, n) tensor on the model's device."""
-        # The chat template already wrote any BOS it wants; plain prompts get the tokenizer's usual specials.
-        special = not getattr(self.tokenizer, "chat_template", None)
-        ids = self.tokenizer(text, return_tensors="pt", add_special_tokens=special)["input_ids"]
-        return ids.to(self.device)
+        import torch
+
+        return torch.tensor([token_ids(self.tokenizer, text)], device=self.device)
 
     def _sampling(self, max_new_tokens: int, temperature: float) -> dict:
         """Return generate() options: greedy at temperature 0, sampling otherwise; raw logits kept."""
@@ -247,7 +243,25 @@ def _short(base: str) -> str:
     return base if base in ("tiny", "smollm2") else Path(base).name
 
 
-def _token_logprobs(logits: tuple, tokens: Any, temperature: float) -> list[float]:
+def render(tokenizer: Any, messages: list[Message]) -> str:
+    """Return a conversation as the prompt text: the tokenizer's chat template, else role-prefixed lines.
+
+    Example:
+        >>> class Plain: chat_template = None
+        >>> render(Plain(), [{"role": "user", "content": "hi"}])
+        'user: hi\\nassistant:'
+    """
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return "\n".join([f"{m['role']}: {m['content']}" for m in messages] + ["assistant:"])
+
+
+def token_ids(tokenizer: Any, text: str) -> list[int]:
+    """Return a rendered prompt's token ids (the chat template wrote any BOS it wants; plain text gets the specials)."""
+    return tokenizer(text, add_special_tokens=not getattr(tokenizer, "chat_template", None))["input_ids"]
+
+
+def token_logprobs(logits: tuple, tokens: Any, temperature: float) -> list[float]:
     """Return log p(token) per generated token, from raw logits scaled by temperature as TRL's GRPO does."""
     import torch
 
