@@ -9,7 +9,6 @@ so it is simply lost, never half-counted. A trainer that dies restarts from its 
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -28,12 +27,9 @@ def connect(address: str | None) -> Any:
     """Connect to the Ray cluster at `address` (None: start a local one); return the ray module."""
     import ray
 
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing leaves the machine
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:  # "local": a new instance even when another job's cluster runs on this machine (it may end first)
-            ray.init(address="local", include_dashboard=False, log_to_driver=False)
+    from aoi.evaluate.ray_pool import connect_ray
+
+    connect_ray(ray, address)
     return ray
 
 

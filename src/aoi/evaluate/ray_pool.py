@@ -93,7 +93,7 @@ class RayPool(Executor):
 
     def __init__(self, workers: int, config: RunConfig, address: str | None = None):
         self.ray = require_ray()
-        self.owned = _connect(self.ray, address, workers)
+        self.owned = connect_ray(self.ray, address, workers)
         try:
             _check_cpus(self.ray, workers)
         except ValueError:
@@ -160,17 +160,20 @@ class RayPool(Executor):
             self.owned = False
 
 
-def _connect(ray, address: str | None, workers: int) -> bool:
-    """Connect to Ray unless connected (a cluster at address, else a new local instance); return whether we did."""
+def connect_ray(ray, address: str | None, num_cpus: int | None = None) -> bool:
+    """Connect to Ray unless connected (a cluster at address, else a new local instance); return whether we did.
+
+    Eval and Echo (aoi.echo.swarm) connect this one way: usage stats off, Ray's INFO lines and workers' logs off.
+    """
     if ray.is_initialized():
         return False
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # an eval sends nothing anywhere unless the user opts in
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # the eval's own lines say what runs where
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing leaves the machine unless the user opts in
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # AOI's own lines say what runs where
     if address:
         ray.init(address=address, **quiet)
     else:
         # "local": a new instance even when this machine runs a cluster already (that one is --ray-address's)
-        ray.init(address="local", num_cpus=workers, include_dashboard=False, **quiet)
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, **quiet)
     return True
 
 
