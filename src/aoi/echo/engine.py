@@ -22,9 +22,6 @@ def validate(options: EchoOptions) -> None:
     """Refuse what Echo cannot run, saying what it can."""
     if options.mode not in MODES:
         raise ValueError(f"--mode {options.mode!r} is unknown; use colocated, sequential or async")
-    if options.sampler_url is not None and not options.sampler_url.startswith(("http://", "https://")):
-        raise ValueError(f"--sampler-url {options.sampler_url!r} is not an http(s) URL; give the server's address, "
-                         "e.g. http://127.0.0.1:8000/v1")
     if options.samplers < 1 or options.staleness < 0:
         raise ValueError(f"--samplers {options.samplers} and --staleness {options.staleness}: give at least 1 "
                          "sampler and a staleness of 0 or more")
@@ -50,7 +47,7 @@ def prepare(options: EchoOptions) -> Run:
 
     options.grpo = read_config(options.grpo)
     validate(options)
-    if options.sampler_url:  # before any actor starts: a clear error here, not a sampler actor dying in Ray
+    if options.sampler_url:  # a bad URL or a server not answering: a clear error before any actor starts
         from aoi.echo.served import check_server
 
         check_server(options.sampler_url, options.sampler_model)

@@ -203,12 +203,14 @@ def parse_text(text: str) -> tuple[dict | None, str | None]:
     fenced = FENCE.search(text)
     body = (fenced.group(1) if fenced else text[text.find("{"):] if "{" in text else "").strip()
     try:
-        value, why = json.JSONDecoder().raw_decode(body), None
+        value = json.JSONDecoder().raw_decode(body)[0]
     except json.JSONDecodeError as err:
-        value, why = None, "it holds none" if not body else f"{err.msg} at line {err.lineno} column {err.colno}"
-    if value is not None and not isinstance(value[0], dict):
-        why = f"it is a JSON {type(value[0]).__name__}"
-    return (None, f"{NOT_JSON} ({why}); write one scenario as a JSON object") if why else (value[0], None)
+        why = "it holds none" if not body else f"{err.msg} at line {err.lineno} column {err.colno}"
+    else:
+        if isinstance(value, dict):
+            return value, None
+        why = f"it is a JSON {type(value).__name__}"
+    return None, f"{NOT_JSON} ({why}); write one scenario as a JSON object"
 
 
 def _parse_line(line: str) -> tuple[Scenario | None, list[str]]:
