@@ -158,5 +158,6 @@ def report(args, runs: dict) -> None:
             print(f"measured {label}: {table[label]['steps/s'] / base:.2f}x colocated "
                   f"(model on 2 cores: {modelled_speedup(cost, n, args.groups, 2):.2f}x)")
 
+
 if __name__ == "__main__":
     main()
