@@ -11,6 +11,7 @@ from aoi.apps.catalog import App
 from aoi.twin.behaviour import effects
 from aoi.twin.behaviour.appruntime import CatalogRuntime
 from aoi.twin.behaviour.logformat import format_line
+from aoi.twin.behaviour.network import StoreMemo
 from aoi.twin.kubelet.runtime import Boot
 
 
@@ -59,7 +60,9 @@ class Behaviour:
         self.processes: dict[tuple[str, str], Process] = {}
         self.rng = random.Random(seed * 7919 + 17)
         self.still: dict | None = None  # network lookups memoized while the cluster holds still (holding_still)
+        self.routes = StoreMemo()  # Service routes while holding still, kept until the store changes
         self.flags: dict[str, dict[str, str]] = {}  # namespace -> flag -> variant value, as flagd loaded them
+        self._effects: dict[str, tuple[dict, dict]] = {}  # namespace -> (its flags, (component, op) -> effect)
 
     @contextmanager
     def holding_still(self) -> Iterator[None]:
@@ -185,9 +188,19 @@ class Behaviour:
 
     def flag_effect(self, app: App, component: str, operation: str | None = None) -> effects.FlagEffect:
         """Return what the flags flagd loaded do to a component's operation (shared: callers must not change it)."""
-        flags = self.flags.get(app.namespace or "", {})  # they change only when flagd reloads, between batches
-        return self.held(("flag", app.namespace, component, operation),
-                         lambda: effects.flag_effect(flags, app, component, operation))
+        flags = self.flags.get(app.namespace or "")
+        if not flags:
+            return effects.NONE
+        # flagd's boot puts a new dict in self.flags on every (re)load and nothing edits one: kept with its effects
+        # (and so alive, its identity never reused), a dict that is still in place means those effects still hold
+        loaded, memo = self._effects.get(app.namespace, (None, {}))
+        if loaded is not flags:
+            memo = {}
+            self._effects[app.namespace] = (flags, memo)
+        key = (component, operation)
+        if key not in memo:
+            memo[key] = effects.flag_effect(flags, app, component, operation)
+        return memo[key]
 
     def mongo_access_problem(self, app: App, component: str, reach) -> str:
         """Return why a component cannot use a MongoDB ("" when it can)."""

@@ -65,6 +65,28 @@ def _memo(memo: dict | None, key: tuple, compute):
     return memo[key]
 
 
+class StoreMemo:
+    """Lookups that read only stored objects, kept from one request batch to the next while the store stays put.
+
+    Every store write bumps its resource version, which empties the memo. A copy (a cloned twin's) starts empty:
+    the clone's objects are other dicts than the ones the entries hold.
+    """
+
+    def __init__(self):
+        self.rv: int | None = None
+        self.entries: dict = {}
+
+    def __deepcopy__(self, memo) -> StoreMemo:
+        """Start empty: see the class docstring."""
+        return StoreMemo()
+
+    def current(self, store) -> dict:
+        """Return the entries valid at the store's resource version (emptied when it moved)."""
+        if self.rv != store.rv:
+            self.rv, self.entries = store.rv, {}
+        return self.entries
+
+
 def _route(twin, namespace: str, host: str, port: int) -> tuple[dict | None, dict | None, str, list[dict]]:
     """Return (Service, its port entry, the address dialled, ready backends) for host:port from `namespace`."""
     svc = find_service(twin, namespace, host)
@@ -84,8 +106,8 @@ def _landing(behaviour, pod: dict, target_port) -> tuple[int | None, bool]:
 def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0) -> Reach:
     """Open host:port from a pod in `namespace`; `pick` chooses among ready backends deterministically."""
     memo = behaviour.still  # a request batch asks the same few routes thousands of times: one lookup each
-    svc, entry, address, backends = _memo(memo, ("route", namespace, host, port),
-                                          lambda: _route(twin, namespace, host, port))
+    routes = behaviour.routes.current(twin.store) if memo is not None else None  # and so do the next batches
+    svc, entry, address, backends = _memo(routes, (namespace, host, port), lambda: _route(twin, namespace, host, port))
     if svc is None:
         return Reach(False, "unresolved")
     if entry is None:
