@@ -4,6 +4,7 @@ output. Outputs stay small on purpose (custom columns, tails), so they pass the 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -195,54 +196,70 @@ def evidence(seen: Seen, targets: list[str]) -> list[Evidence]:
     """Run the analyzers over every output of the run."""
     found: list[Evidence] = []
     for step in seen.steps:
-        found += _analyze(step, seen, targets)
+        found += analyzed(step.check, step.observation, seen.ns, tuple(targets))
     for svc, ports in (("services", "pod_ports"), ("verify_services", "verify_pod_ports")):
         if seen.output(svc) and seen.output(ports):
-            found += services.port_mismatches(seen.output(svc), seen.output(ports))
+            found += _port_mismatches(seen.output(svc), seen.output(ports))
     return found
 
 
-def _analyze(step: Step, seen: Seen, targets: list[str]) -> list[Evidence]:
-    """Return the evidence in one step's output."""
-    kind, _, pod = step.check.partition(":")
+@functools.lru_cache(maxsize=512)
+def analyzed(check: str, output: str, ns: str, targets: tuple[str, ...]) -> tuple[Evidence, ...]:
+    """Return the evidence in one check's output.
+
+    Kept, since every call of a probe run re-reads all its earlier outputs; the arguments are all an analyzer
+    sees, and evidence is never changed once made (Evidence is frozen).
+
+    Example:
+        >>> [e.kind for e in analyzed("endpoints", "NAME   ENDPOINTS\\napi    <none>\\n", "shop", ())]
+        ['no_endpoints']
+    """
+    kind, _, pod = check.partition(":")
     if pod:
-        return logs.analyze(pod, step.observation)
+        return tuple(logs.analyze(pod, output))
     reader = ANALYZERS.get(kind)
-    return reader(step.observation, seen, targets) if reader else []
+    return tuple(reader(output, ns, list(targets))) if reader else ()
 
 
-def _mounts_table(text: str, seen: Seen, targets: list[str]) -> list[Evidence]:
+@functools.lru_cache(maxsize=64)
+def _port_mismatches(services_table: str, pods_table: str) -> tuple[Evidence, ...]:
+    """Return the Services whose targetPort no selected pod declares (kept, like `analyzed`)."""
+    return tuple(services.port_mismatches(services_table, pods_table))
+
+
+def _mounts_table(text: str, ns: str, targets: list[str]) -> list[Evidence]:
     """Return which ConfigMaps each deployment mounts (the config check's custom columns)."""
     return [Evidence("mounts", r["NAME"], "", {"mounts": {cm: "" for cm in r.get("CONFIGMAPS", "").split(",")
                                                           if cm and cm != "<none>"}}) for r in rows(text)]
 
 
-def _trace_summary(text: str, seen: Seen, targets: list[str]) -> list[Evidence]:
+def _trace_summary(text: str, ns: str, targets: list[str]) -> list[Evidence]:
     """Return the trace evidence plus the traced service names (they name the app's components)."""
     return traces.analyze(text) + [Evidence("traces_seen", s["service"], "", {}) for s in traces.services(text)]
 
 
-def _db_logs(text: str, seen: Seen, targets: list[str]) -> list[Evidence]:
+def _db_logs(text: str, ns: str, targets: list[str]) -> list[Evidence]:
     """Return whether the database's own log says it requires TLS."""
     return [Evidence(e.kind, targets[0], e.detail, e.facts) for e in logs.analyze(targets[0], text)
             if e.kind == "tls_in_use"] if targets else []
 
 
 def _plain(analyze: Callable[[str], list[Evidence]]):
-    return lambda text, seen, targets: analyze(text)
+    return lambda text, ns, targets: analyze(text)
 
 
-ANALYZERS: dict[str, Callable[[str, Seen, list[str]], list[Evidence]]] = {
+# Each reader sees the check's output, the namespace and the instruction's targets: nothing else (see `analyzed`).
+ANALYZERS: dict[str, Callable[[str, str, list[str]], list[Evidence]]] = {
     **{check: _plain(fn) for check, fn in (
         ("pods", pods.analyze), ("verify_pods", pods.analyze), ("events", events.analyze), ("chaos", chaos.analyze),
         ("flags", config.analyze), ("db_config", config.analyze), ("verify_config", config.analyze),
         ("claims", storage.pending_claims), ("verify_claims", storage.pending_claims),
         ("endpoints", services.without_endpoints), ("cpu", metrics.cpu), ("drops", metrics.drops))},
-    "deployments": lambda text, seen, targets: deployments.analyze(text) + [_names(text)],
-    "verify_deployments": lambda text, seen, targets: deployments.analyze(text) + [_names(text)],
-    "volumes": lambda text, seen, targets: storage.released_volumes(text, seen.ns),
+    "deployments": lambda text, ns, targets: deployments.analyze(text) + [_names(text)],
+    "verify_deployments": lambda text, ns, targets: deployments.analyze(text) + [_names(text)],
+    "volumes": lambda text, ns, targets: storage.released_volumes(text, ns),
     "mounts": _mounts_table, "trace_summary": _trace_summary, "db_logs": _db_logs,
-    "db_describe": lambda text, seen, targets: [Evidence("mounts", targets[0], "", {"mounts": config.mounts(text)})]
+    "db_describe": lambda text, ns, targets: [Evidence("mounts", targets[0], "", {"mounts": config.mounts(text)})]
     if targets else [],
 }
 

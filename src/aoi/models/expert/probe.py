@@ -2,11 +2,14 @@
 
 Everything comes from the messages it is given: the budget from the system prompt, the focus, namespace, targets
 and known diagnosis from the instruction and context, and what ran from its own earlier replies (each names its
-check in the thought) paired with the observations that followed. Nothing is kept between calls.
+check in the thought) paired with the observations that followed. Nothing is kept between calls but the evidence
+of each output already analysed (`checks.analyzed`: a function of the check, its output, the namespace and the
+targets), so a call analyses only the newest output.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -50,8 +53,9 @@ class Run:
         """Return the pods, database or checks the instruction names."""
         return self.instruction.targets
 
+    @functools.cached_property
     def plan(self) -> list[str]:
-        """Return the checks of the focus, then the follow-ups the evidence so far asks for."""
+        """The checks of the focus, then the follow-ups the evidence so far asks for."""
         focus = self.instruction.focus
         base = list(PLANS[focus]) + [f"logs:{p}" for p in self.targets if focus == "logs"]
         base += [c for c in self.targets if focus == "continue" and (c in checks.CALLS or ":" in c)]
@@ -62,13 +66,14 @@ class Run:
         if focus == "verify":
             kind = (self.instruction.known or {}).get("kind", "")
             base += VERIFY_BY_KIND.get(kind, [])
-        evidence = self.evidence()
+        evidence = self.evidence
         quiet = [s.check.split(":", 1)[1] for s in self.steps if s.check.startswith("logs:")
                  and not any(e.facts.get("pod") == s.check.split(":", 1)[1] for e in evidence)]
         return base + [f"previous:{p}" for p in quiet] + [f"logs:{p}" for p in report.log_leads(evidence, self.seen)]
 
+    @functools.cached_property
     def evidence(self) -> list[Evidence]:
-        """Return the run's evidence, the known diagnosis first."""
+        """The run's evidence, the known diagnosis first."""
         return _known(self.instruction.known) + checks.evidence(self.seen, self._targets_for())
 
     def _targets_for(self) -> list[str]:
@@ -79,12 +84,12 @@ class Run:
 
     def unrun(self) -> list[str]:
         """Return the focus' checks that still apply but did not fit in the budget."""
-        focus = [c for c in self.plan() if not c.startswith(("logs:", "previous:")) or self.instruction.focus == "logs"]
+        focus = [c for c in self.plan if not c.startswith(("logs:", "previous:")) or self.instruction.focus == "logs"]
         return [c for c in focus if not self.seen.ran(c) and checks.call(c, self.seen, self._targets_for())]
 
     def next_call(self) -> tuple[str, str, dict] | None:
         """Return (check, tool, args) of the next check to run, None when the plan is done."""
-        for check in self.plan():
+        for check in self.plan:
             tries = [s for s in self.steps if s.check == check]
             repeated = tries and tries[-1].observation.startswith(contract.REPEATED)
             if tries and (not repeated or len(tries) >= len(checks.VARIANTS)):
@@ -102,10 +107,10 @@ class Run:
 def respond(messages: list[dict]) -> str:
     """Return the probe's next reply: one tool call, or finish with the report."""
     run = Run(messages)
-    nxt = None if run.out_of_calls or len(run.steps) >= run.budget else run.next_call()
-    if nxt is None:
-        ev = run.evidence()
-        args = report.build(ev, run.seen, run.instruction, run.namespace, run.unrun() if run.next_call() else [])
+    nxt = run.next_call()
+    if nxt is None or run.out_of_calls or len(run.steps) >= run.budget:
+        unrun = run.unrun() if nxt else []  # checks the budget left out become a lead
+        args = report.build(run.evidence, run.seen, run.instruction, run.namespace, unrun)
         return json.dumps({"thought": "[finish] report what the checks showed", "tool": "finish", "args": args})
     check, tool, args = nxt
     return json.dumps({"thought": f"[{check}] {report.WHY.get(check.split(':')[0], 'check')}", "tool": tool,

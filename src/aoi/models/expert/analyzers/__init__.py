@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(frozen=True)
 class Evidence:
     """One observed fact that matters for a diagnosis.
 
     `kind` names the symptom class (aoi.models.expert.taxonomy maps it to AIOpsLab's labels), `component` the
-    Deployment, Service or object it is about, `detail` one line for people, `facts` what playbooks need.
+    Deployment, Service or object it is about, `detail` one line for people, `facts` what playbooks need. Frozen,
+    and its facts are never changed either: the Probe keeps the evidence of each output it read (checks.analyzed).
     """
 
     kind: str
