@@ -19,7 +19,7 @@ from aoi.kube import Kube
 from aoi.problems.model import Problem
 from aoi.twin import build_twin
 from aoi.twin.behaviour import metrics
-from aoi.twin.kubectl import KubectlRunner
+from aoi.twin.kubectl import KubectlRunner, share_discovery
 from aoi.twin.serving import serve, write_kubeconfigs
 
 INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward (namespace deletion, rollouts)
@@ -139,6 +139,7 @@ class TwinBackend:
         self.server = serve(self.twin)
         self.kubeconfigs = write_kubeconfigs(self.twin, self.server.url, self.workdir / "kubeconfigs")
         cache = self.workdir / "kubecache"
+        share_discovery(cache, self.server.url)
         self.runners = {role: KubectlRunner(self.twin, path, cache) for role, path in self.kubeconfigs.items()}
         self.kube = Kube.from_kubeconfig(self.kubeconfigs["admin"], clock=self.twin.clock.now)
 

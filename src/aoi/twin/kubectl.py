@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from aoi import runtime_dirs
 
 STALL_GRACE = 0.3  # wall seconds a command may keep waiting after simulated time can no longer move
 POLL = 0.05  # wall seconds between checks for a stall (communicate returns at once when kubectl exits)
@@ -57,6 +61,33 @@ def kubectl_env(kubeconfig: Path, cache_dir: Path) -> dict[str, str]:
     env.update(KUBECONFIG=str(kubeconfig), KUBECACHEDIR=str(cache_dir), EDITOR=NO_EDITOR, KUBE_EDITOR=NO_EDITOR,
                VISUAL=NO_EDITOR)
     return env
+
+
+def share_discovery(cache_dir: Path, server_url: str) -> Path:
+    """Point kubectl's discovery cache for the twin at `server_url` at this process's one shared copy; return its path.
+
+    Every twin serves the same discovery documents (the static resource catalog of aoi.twin.core.resources), so
+    what kubectl writes on its first call in this process serves every later twin: a later episode's first call
+    reads ~20 documents from disk instead of fetching and writing them (20-40 ms of kubectl's CPU). kubectl treats
+    files it did not write as possibly stale and fetches again when a resource type is missing, as with any warm
+    cache, and writes through the link atomically, so concurrent episodes can share it.
+
+    Example:
+        >>> cache = runtime_dirs.private_dir("doctest") / "kubecache"
+        >>> link = share_discovery(cache, "https://127.0.0.1:6443")
+        >>> link.name, link.resolve() == _shared_discovery_dir().resolve()
+        ('127.0.0.1_6443', True)
+    """
+    # client-go's folder for a host: the URL without its scheme, each character outside [(\w/.)] made "_"
+    link = cache_dir / "discovery" / re.sub(r"[^(\w/.)]", "_", server_url.split("://", 1)[-1])
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(_shared_discovery_dir(), target_is_directory=True)
+    return link
+
+
+@functools.cache
+def _shared_discovery_dir() -> Path:
+    return runtime_dirs.private_dir("kubectl-discovery")
 
 
 def spawn(argv: list[str], env: dict[str, str], stdin: bytes | None) -> subprocess.Popen:

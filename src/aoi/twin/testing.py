@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from aoi.twin.kubectl import Completed, KubectlRunner
+from aoi.twin.kubectl import Completed, KubectlRunner, share_discovery
 from aoi.twin.serving import serve, write_kubeconfigs
 
 
@@ -21,7 +21,8 @@ class Served:
         self.twin = twin
         self.server = serve(twin)
         self.kubeconfigs = write_kubeconfigs(twin, self.server.url, folder / "kubeconfigs")
-        self.cache = folder / "kubecache"  # a fresh discovery cache per served twin
+        self.cache = folder / "kubecache"
+        share_discovery(self.cache, self.server.url)  # as episodes do: the process's one discovery cache
         self._runners = {role: KubectlRunner(twin, path, self.cache) for role, path in self.kubeconfigs.items()}
 
     def kubectl(self, command: str | list[str], role: str = "admin", stdin: bytes | None = None,

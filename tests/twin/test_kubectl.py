@@ -1,0 +1,30 @@
+"""kubectl's discovery cache: one per process, shared by every served twin."""
+
+from __future__ import annotations
+
+from aoi.apps.catalog import load_app
+from aoi.twin.testing import Served
+
+
+def discovery_requests(done) -> list[str]:
+    """The discovery GETs a kubectl run at -v=6 logged (/api, /apis and their group-versions)."""
+    return [line for line in done.stderr.splitlines() if " GET " in line and ("/api?" in line or "/apis?" in line
+                                                                             or "/api/v1?" in line)]
+
+
+def test_a_later_twin_is_served_from_the_discovery_kubectl_cached_for_an_earlier_one(settled_hotel, tmp_path):
+    shared = [load_app("hotel-reservation"), load_app("platform")]
+    first = Served(settled_hotel.clone(shared, lazy=True), tmp_path / "first")
+    second = Served(settled_hotel.clone(shared, lazy=True), tmp_path / "second")
+    try:
+        assert first.server.url != second.server.url  # two servers, so two cache folders by kubectl's naming
+        first.ok("get pods -n test-hotel-reservation")
+        done = second.kubectl("get pods -n test-hotel-reservation -v=6")
+        assert done.returncode == 0 and len(done.stdout.splitlines()) == 20
+        assert discovery_requests(done) == []
+        again = second.kubectl("api-resources -v=6")  # --cached=false: kubectl refetches, as from any cache
+        assert again.returncode == 0 and discovery_requests(again)
+        assert "pods" in again.stdout.split()
+    finally:
+        first.close()
+        second.close()
