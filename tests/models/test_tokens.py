@@ -1,6 +1,9 @@
-"""The cl100k counter's cache: the same counts as counting afresh, and bounded by characters."""
+"""The cl100k counter's cache: the same counts as counting afresh (long texts counted by their lines too), and
+bounded by characters."""
 
 from __future__ import annotations
+
+import random
 
 from aoi.models import tokens
 from aoi.models.tokens import _Counts, count_tokens
@@ -27,3 +30,16 @@ def test_cache_keeps_recent_texts_within_its_character_budget():
     assert counts.chars <= 10
     counts.put("x" * 11, 9)  # longer than the whole budget: not kept
     assert counts.get("x" * 11) is None
+
+
+PARTS = ["word", " word", "'s", "'ll", "123456", ".", "!?", "[x]", "{\"a\": 1}", " ", "  ", "\t", "\n", "\n\n",
+         "\r\n", " \n", "\n ", "\u00a0", "\u3000", "é", "ü\u0301", "日本", "<|endoftext|>", "---", "- a", "x" * 30]
+
+
+def test_long_texts_counted_by_their_lines_count_as_a_whole():
+    # Joins of pieces that tempt the split: newlines after spaces, punctuation, contractions, digits, wide spaces.
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(PARTS) for _ in range(rng.randint(300, 900))) for _ in range(60)]
+    texts += ["NAME   READY\n" + "api-1  1/1\n" * 200 + "\n\n[2] probe on \"x\":\nfindings: ok\n" * 20]
+    assert all(len(t) > tokens.CHUNKED for t in texts)
+    assert [count_tokens(t) for t in texts] == [fresh(t) for t in texts]
