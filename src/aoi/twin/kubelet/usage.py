@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 from aoi.twin.core.ids import fnv32a
 
 MIB = 1024 * 1024
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a pure function; every 15-second sample asks the same few texts again
 def _unit(text: str) -> float:
     """Return a stable number in [0, 1) for a text."""
     return fnv32a(text.encode()) / 2**32
