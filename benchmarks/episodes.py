@@ -1,8 +1,10 @@
 """Print expert episodes per hour over every twin problem (k=1) with 1 and with 2 process workers, the way
 `aoi eval --problems all -k 1 --model expert --workers N` runs them, plus the CPU seconds per episode (all processes:
-the eval, its workers and the kubectl runs) and the load average around each run.
+the eval, its fork server and workers, and the kubectl runs) and the load average around each run.
 
-Each run starts fresh worker processes, so the figure includes worker start-up and each worker's base twin builds.
+Each run is a fresh process (so its pool, fork server and base twins start from nothing); this script adopts every
+process the run leaves behind (Linux PR_SET_CHILD_SUBREAPER) and reaps them all, so their CPU counts. Episodes/h is
+measured around run_eval; the child's own start-up before run_eval (interpreter, imports) is left out of the CPU.
 Run: python benchmarks/episodes.py [--workers 1,2] [--repeat N] [--problems N]
 Before/after: PYTHONPATH=<other tree>/src python benchmarks/episodes.py
 
@@ -18,34 +20,70 @@ start-up (imports 1.5 s and three base twins 2.1 s per worker).
 from __future__ import annotations
 
 import argparse
+import ctypes
+import json
 import os
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
-from rich.console import Console
-
-from aoi.config import load_config
-from aoi.evaluate.runner import run_eval
-from aoi.evaluate.select import select
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
-def cpu_seconds() -> float:
-    """Return the CPU time of this process and its reaped children (workers, and the kubectl runs they reaped)."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+def run_child(workers: int, problems: int) -> None:
+    """In the child: run the expert over the problems once and print what happened as one JSON line."""
+    from rich.console import Console
 
+    from aoi.config import load_config
+    from aoi.evaluate.runner import run_eval
+    from aoi.evaluate.select import select
 
-def episodes_per_hour(pairs: list, workers: int) -> tuple[float, float, float, float]:
-    """Run the expert once over `pairs` in a fresh directory; return (episodes/hour, strict success, wall seconds,
-    CPU seconds per episode, all processes together)."""
+    pairs, _ = select("all")
+    if problems:
+        pairs = pairs[::max(1, len(pairs) // problems)][:problems]
     config = load_config(overrides={"model": "expert"}, environ={})
     out = tempfile.mkdtemp(prefix=f"aoi-episodes-w{workers}-")
-    started, cpu = time.monotonic(), cpu_seconds()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.monotonic()
     summary = run_eval(pairs, 1, workers, config, out, executor="process", console=Console(quiet=True))
-    wall, cpu = time.monotonic() - started, cpu_seconds() - cpu  # the pool has joined its workers: all reaped
-    episodes = summary.overall["episodes"]
-    return episodes * 3600 / wall, summary.overall["strict_avg_at_k"], wall, cpu / episodes
+    wall, end = time.monotonic() - started, resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"episodes": summary.overall["episodes"], "strict": summary.overall["strict_avg_at_k"],
+                      "wall": wall, "start_cpu": usage.ru_utime + usage.ru_stime,
+                      "eval_cpu": end.ru_utime + end.ru_stime - usage.ru_utime - usage.ru_stime}))
+
+
+def children_cpu() -> float:
+    """Return the CPU seconds of every process this one has reaped."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def reap_all() -> None:
+    """Wait for every adopted descendant (a fork server outlives its parent by a moment) so its CPU counts."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def episodes_per_hour(workers: int, problems: int) -> tuple[int, float, float, float, float, float]:
+    """Run the expert once in a fresh process; return (episodes, episodes/hour, strict success, wall seconds, CPU
+    seconds per episode of all processes together, and of the eval process alone)."""
+    before = children_cpu()
+    done = subprocess.run([sys.executable, __file__, "--child", "--workers", str(workers), "--problems",
+                           str(problems)], capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"the eval failed ({done.returncode}): {done.stderr[-2000:]}")
+    reap_all()
+    got = json.loads(done.stdout.splitlines()[-1])
+    cpu = children_cpu() - before - got["start_cpu"]
+    episodes = got["episodes"]
+    return (episodes, episodes * 3600 / got["wall"], got["strict"], got["wall"], cpu / episodes,
+            got["eval_cpu"] / episodes)
 
 
 def main() -> None:
@@ -53,20 +91,23 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     parser.add_argument("--repeat", type=int, default=3, help="runs per worker count (the median is printed)")
     parser.add_argument("--problems", type=int, default=0, help="use every Nth problem's share (0: all)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    pairs, _ = select("all")
-    if args.problems:
-        pairs = pairs[::max(1, len(pairs) // args.problems)][:args.problems]
+    if args.child:
+        return run_child(int(args.workers), args.problems)
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit("could not become a child subreaper (Linux only): the fork server's CPU would go uncounted")
     for workers in (int(w) for w in args.workers.split(",")):
         rates, cpus, loads = [], [], []
         for _ in range(args.repeat):
             before = os.getloadavg()[0]
-            rate, strict, wall, cpu = episodes_per_hour(pairs, workers)
+            episodes, rate, strict, wall, cpu, parent = episodes_per_hour(workers, args.problems)
             rates.append(rate)
             cpus.append(cpu)
             loads.append(f"{before:.1f}->{os.getloadavg()[0]:.1f}")
-            print(f"  workers={workers} {len(pairs)} episodes in {wall:.1f} s: {rate:.0f} episodes/h, "
-                  f"{cpu:.2f} CPU s/episode, strict {strict:.0%} [load {loads[-1]}]", flush=True)
+            print(f"  workers={workers} {episodes} episodes in {wall:.1f} s: {rate:.0f} episodes/h, "
+                  f"{cpu:.2f} CPU s/episode ({parent * 1000:.0f} ms in the eval process), strict {strict:.0%} "
+                  f"[load {loads[-1]}]", flush=True)
         # CPU per episode hardly depends on others' load; it bounds what N idle cores could do
         bound = min(workers, os.cpu_count() or 1) * 3600 / statistics.median(cpus)
         print(f"workers={workers}: median {statistics.median(rates):.0f} episodes/h over {len(rates)} runs "

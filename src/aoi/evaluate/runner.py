@@ -188,20 +188,22 @@ def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed:
     return summary
 
 
-def _start_pool(executor: tuple, workers: int, config: RunConfig, out_dir: Path):
-    """Start the pool: processes or threads, or Ray actors at executor[1] (Ray is imported only when asked for)."""
+def _start_pool(executor: tuple, workers: int, config: RunConfig, out_dir: Path, jobs: list[Job]):
+    """Start the pool: processes or threads, or Ray actors at executor[1] (Ray is imported only when asked for);
+    process workers start with the base twins of the jobs, (app, seed) in order of first use, built."""
     if executor[0] == "ray":
         from aoi.evaluate.ray_pool import RayPool
 
         return RayPool(workers, config, executor[1])
-    return pools.start(executor[0], workers, config, out_dir)
+    twins = dict.fromkeys((make_problem(job.problem_id, job.target).app, job.seed) for job in jobs)
+    return pools.start(executor[0], workers, config, out_dir, list(twins))
 
 
 def _drive(session: _Session, config: RunConfig, workers: int, executor: tuple) -> None:
     """Run the session's jobs with a progress bar and ETA; Ctrl-C finishes the episodes in flight, twice abandons."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
-    pool, running = _start_pool(executor, workers, config, session.out_dir), {}
+    pool, running = _start_pool(executor, workers, config, session.out_dir, session.todo), {}
     with interruptible(), Progress(*columns, console=session.console) as progress:
         bar = progress.add_task(f"{config.model.spec}: {len(session.todo)} episodes", total=len(session.todo))
 
