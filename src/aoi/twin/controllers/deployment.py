@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import math
 
+import orjson
+
 from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.core import operations
 from aoi.twin.core.clock import parse_time, rfc3339
@@ -29,10 +31,21 @@ def resolve_percent(value, total: int, round_up: bool) -> int:
 
 
 def strip_hash(template: dict) -> dict:
-    """Return a template without the pod-template-hash label (for comparisons)."""
-    tmpl = copy.deepcopy(template)
-    (tmpl.get("metadata") or {}).get("labels", {}).pop(HASH, None)
-    return tmpl
+    """Return the template without the pod-template-hash label, for comparisons (a shallow copy where it has one).
+
+    Example:
+        >>> strip_hash({"metadata": {"labels": {"app": "a", HASH: "x"}}, "spec": {}})
+        {'metadata': {'labels': {'app': 'a'}}, 'spec': {}}
+    """
+    labels = (template.get("metadata") or {}).get("labels", {})
+    if HASH not in labels:
+        return template
+    return {**template, "metadata": {**template["metadata"], "labels": {k: v for k, v in labels.items() if k != HASH}}}
+
+
+def _snapshot(value):
+    """Return a deep copy of JSON data (status and annotations hold nothing else): a JSON round trip is fastest."""
+    return orjson.loads(orjson.dumps(value))
 
 
 class DeploymentController(Controller):
@@ -50,7 +63,7 @@ class DeploymentController(Controller):
         d = twin.get("deployments", *key)
         if d is None or d["metadata"].get("deletionTimestamp"):
             return
-        before = copy.deepcopy((d.get("status"), d["metadata"].get("annotations")))
+        before = (_snapshot(d.get("status")), _snapshot(d["metadata"].get("annotations")))
         rss = owned(twin, "replicasets", d)
         new = self._new_rs(twin, d, rss)
         old = [rs for rs in rss if rs is not new]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -58,6 +59,7 @@ def normalize_image(image: str) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and every pod status rendered names each container's image digest
 def image_digest(image: str) -> str:
     """Return a stable fake sha256 digest for an image."""
     seed = normalize_image(image).encode()
