@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+STRING_OR_BRACE = re.compile(r'"[^"]*"?|[{}]')  # what _balanced counts; a string runs to the next quote
 ANALYSIS_KEYS = ("system_level", "fault_type")
 
 
@@ -51,20 +52,20 @@ def extract_json(text: str) -> dict:
 
 
 def _balanced(text: str, start: int) -> str:
-    """Return the text from start up to the brace that closes it (ignoring braces inside strings)."""
-    depth, in_string, escaped = 0, False, False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            escaped = ch == "\\" and not escaped
-            in_string = not (ch == '"' and not escaped)
-            continue
-        if ch == '"':
-            in_string = True
-        depth += ch == "{"
-        depth -= ch == "}"
+    """Return the text from start up to the brace that closes it (ignoring braces inside strings).
+
+    A string ends at the next quote, escaped or not: replies have always been cut this way (a reply whose strings
+    hold escaped quotes and braces may be cut short, and then fails to parse).
+
+    Example:
+        >>> _balanced('say {"a": "}", "b": {}} and more', 4)
+        '{"a": "}", "b": {}}'
+    """
+    depth = 0
+    for token in STRING_OR_BRACE.finditer(text, start):
+        depth += (token.group() == "{") - (token.group() == "}")
         if depth == 0:
-            return text[start:i + 1]
+            return text[start:token.end()]
     return text[start:]
 
 

@@ -46,6 +46,7 @@ def declared(path: Path = TOOLS) -> dict[Role, tuple[Tool, ...]]:
     return tools
 
 
+@lru_cache(maxsize=8)
 def render_tools(role: str) -> str:
     """Return a role's tool list as its prompt shows it.
 
@@ -56,6 +57,7 @@ def render_tools(role: str) -> str:
     return "\n".join(tool.line() for tool in declared()[Role(role)])
 
 
+@lru_cache(maxsize=1)
 def render_team() -> str:
     """Return the Observer's team block: its tools that dispatch a sub-agent, under that sub-agent's name.
 
