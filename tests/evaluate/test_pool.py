@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from aoi.evaluate import prefork
+from aoi.evaluate import pool
 
 # A fresh process: the fork server is one per process and keeps what it loaded first.
 # A worker's first job reports the objects frozen out of garbage collection: aoi.env.twin_backend.base_twin freezes
@@ -37,5 +37,6 @@ def test_workers_start_with_the_base_twins_of_the_run_built(tmp_path):
 
 
 def test_the_twins_are_named_to_the_server_by_app_and_seed():
-    assert prefork.spec([("hotel-reservation", 0), ("astronomy-shop", 12)]) == "hotel-reservation@0,astronomy-shop@12"
-    assert prefork.spec([]) == ""
+    assert pool.twins_spec([("hotel-reservation", 0), ("astronomy-shop", 12)]) == \
+        "hotel-reservation@0,astronomy-shop@12"
+    assert pool.twins_spec([]) == ""

@@ -28,6 +28,7 @@ from pathlib import Path
 from aoi.config import RunConfig
 
 EXECUTORS = ("process", "thread")
+PREFORK_TWINS = "AOI_PREFORK_TWINS"  # the base twins the fork server builds: "app@seed,..." (aoi.evaluate.prefork)
 DEFAULT = "process"
 _local = threading.local()
 
@@ -111,13 +112,22 @@ def start(kind: str, workers: int, config: RunConfig, out_dir: Path, base_twins=
                                initargs=(config, True))
 
 
-def _fork_server(base_twins) -> multiprocessing.context.BaseContext:
-    """Return the forkserver context, its server started (if it is not yet) with aoi.evaluate.prefork loaded."""
-    from aoi.evaluate import prefork
+def twins_spec(twins) -> str:
+    """Return the PREFORK_TWINS value naming (app, seed) pairs.
 
+    Example:
+        >>> twins_spec([("hotel-reservation", 0), ("social-network", 3)])
+        'hotel-reservation@0,social-network@3'
+    """
+    return ",".join(f"{app}@{seed}" for app, seed in twins)
+
+
+def _fork_server(base_twins) -> multiprocessing.context.BaseContext:
+    """Return the forkserver context, its server started (if it is not yet) with aoi.evaluate.prefork loaded (only
+    there: importing it builds the twins)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([prefork.__name__])
-    with _environ(prefork.TWINS_ENV, prefork.spec(base_twins)):
+    context.set_forkserver_preload(["aoi.evaluate.prefork"])
+    with _environ(PREFORK_TWINS, twins_spec(base_twins)):
         multiprocessing.forkserver.ensure_running()  # the server copies the environment now
     return context
 

@@ -2,8 +2,9 @@
 
 Process workers are forked from one server process (multiprocessing's forkserver) that imports this module first.
 So each worker starts with its modules imported and the settled twins of the run built, shared copy-on-write, instead
-of spending ~1.4 s of CPU on imports and ~0.7 s per app on twins of its own. The parent names the twins in TWINS_ENV
-("app@seed,..."), which the server reads once, when it starts.
+of spending ~1.4 s of CPU on imports and ~0.7 s per app on twins of its own. The parent names the twins in
+aoi.evaluate.pool.PREFORK_TWINS ("app@seed,..."), which the server reads once, when it starts. Only the server
+imports this module.
 """
 
 from __future__ import annotations
@@ -13,27 +14,17 @@ import os
 import pkgutil
 
 from aoi.env.twin_backend import base_twin
+from aoi.evaluate.pool import PREFORK_TWINS
 
-TWINS_ENV = "AOI_PREFORK_TWINS"
 # what a worker runs expert and scripted episodes with, many modules imported lazily on first use (aoi.twin's own
 # come with the base twins: only aoi.env may import the twin)
 WORKER_PACKAGES = ("aoi.agents", "aoi.apps", "aoi.env", "aoi.faults", "aoi.kube", "aoi.models.expert", "aoi.problems",
                    "aoi.safety", "aoi.shellsim", "aoi.store")
-WORKER_MODULES = ("aoi.evaluate.pool", "aoi.evaluate.results")
-
-
-def spec(twins) -> str:
-    """Return the TWINS_ENV value naming (app, seed) pairs.
-
-    Example:
-        >>> spec([("hotel-reservation", 0), ("social-network", 3)])
-        'hotel-reservation@0,social-network@3'
-    """
-    return ",".join(f"{app}@{seed}" for app, seed in twins)
+WORKER_MODULES = ("aoi.evaluate.results",)
 
 
 def build(value: str) -> None:
-    """Build the first base twins a TWINS_ENV value names, as many as a process keeps, stopping at one that fails:
+    """Build the first base twins a PREFORK_TWINS value names, as many as a process keeps, stopping at one that fails:
     a worker builds that one itself and reports its error, where the fork server could only die without a word."""
     for item in value.split(",")[:base_twin.cache_info().maxsize]:
         app, _, seed = item.partition("@")
@@ -56,4 +47,4 @@ def import_all() -> None:
 
 
 import_all()
-build(os.environ.get(TWINS_ENV, ""))
+build(os.environ.get(PREFORK_TWINS, ""))
