@@ -14,6 +14,8 @@ from aoi.twin.behaviour.logformat import format_line
 from aoi.twin.behaviour.network import StoreMemo
 from aoi.twin.kubelet.runtime import Boot
 
+ACTIVE_CHAOS = ("chaos",)  # the key of the active network faults among the lookups kept while holding still
+
 
 @dataclass
 class Process:
@@ -73,14 +75,6 @@ class Behaviour:
         finally:
             self.still = None
 
-    def held(self, key: tuple, compute):
-        """Return compute(), computed once per stretch of holding still (every time outside one)."""
-        if self.still is None:
-            return compute()
-        if key not in self.still:
-            self.still[key] = compute()
-        return self.still[key]
-
     # --- what is running ---
     def process(self, pod: dict, container: str) -> Process | None:
         """Return the process of a container, if it was booted by this model."""
@@ -117,8 +111,13 @@ class Behaviour:
         chaos = self.twin.extensions.chaos
         if chaos is None:
             return False, 0.0
+        faults = self.still.get(ACTIVE_CHAOS) if self.still is not None else None
+        if faults is None:  # once per stretch of holding still: faults come and go with the clock, not in a batch
+            faults = chaos.active(self.twin.clock.now())
+            if self.still is not None:
+                self.still[ACTIVE_CHAOS] = faults
         lost, delay = False, 0.0
-        for fault in self.held(("chaos",), lambda: chaos.active(self.twin.clock.now())):
+        for fault in faults:
             if fault.namespace == pod["metadata"]["namespace"] and pod["metadata"]["name"] in fault.pod_names:
                 if fault.action == "loss" and self.rng.random() * 100 < fault.loss_percent:
                     lost = True

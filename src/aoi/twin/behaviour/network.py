@@ -56,15 +56,6 @@ def _ready_backends(twin, svc: dict) -> list[dict]:
     return [p for p in pods if p is not None and is_ready(p)]
 
 
-def _memo(memo: dict | None, key: tuple, compute):
-    """Return compute(), kept in memo under key while the behaviour model holds the cluster still."""
-    if memo is None:
-        return compute()
-    if key not in memo:
-        memo[key] = compute()
-    return memo[key]
-
-
 class StoreMemo:
     """Lookups that read only stored objects, kept from one request batch to the next while the store stays put.
 
@@ -105,9 +96,7 @@ def _landing(behaviour, pod: dict, target_port) -> tuple[int | None, bool]:
 
 def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0) -> Reach:
     """Open host:port from a pod in `namespace`; `pick` chooses among ready backends deterministically."""
-    memo = behaviour.still  # a request batch asks the same few routes thousands of times: one lookup each
-    routes = behaviour.routes.current(twin.store) if memo is not None else None  # and so do the next batches
-    svc, entry, address, backends = _memo(routes, (namespace, host, port), lambda: _route(twin, namespace, host, port))
+    svc, entry, address, backends = _held_route(twin, behaviour, namespace, host, port)
     if svc is None:
         return Reach(False, "unresolved")
     if entry is None:
@@ -115,12 +104,34 @@ def connect(twin, behaviour, namespace: str, host: str, port: int, pick: int = 0
     if not backends:
         return Reach(False, "refused", svc, address=address)
     pod = backends[pick % len(backends)]
-    target_port = entry.get("targetPort", port)
-    target, open_ = _memo(memo, ("landing", pod["metadata"]["uid"], target_port),
-                          lambda: _landing(behaviour, pod, target_port))
+    target, open_ = _held_landing(behaviour, pod, entry.get("targetPort", port))
     if not open_:
         return Reach(False, "refused", svc, pod, target or 0, address=address)
     lost, delay = behaviour.chaos_effect(pod, pick)
     if lost:
         return Reach(False, "timeout", svc, pod, target, delay, address)
     return Reach(True, "", svc, pod, target, delay, address)
+
+
+def _held_route(twin, behaviour, namespace: str, host: str, port: int) -> tuple:
+    """Return _route's answer; while holding still, kept until the store changes (a request batch asks the same
+    few routes thousands of times, and so do the batches after it)."""
+    if behaviour.still is None:
+        return _route(twin, namespace, host, port)
+    routes, key = behaviour.routes.current(twin.store), (namespace, host, port)
+    found = routes.get(key)
+    if found is None:
+        found = routes[key] = _route(twin, namespace, host, port)
+    return found
+
+
+def _held_landing(behaviour, pod: dict, target_port) -> tuple[int | None, bool]:
+    """Return _landing's answer, kept while holding still (processes change between batches, not in one)."""
+    memo = behaviour.still
+    if memo is None:
+        return _landing(behaviour, pod, target_port)
+    key = ("landing", pod["metadata"]["uid"], target_port)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _landing(behaviour, pod, target_port)
+    return found

@@ -44,6 +44,21 @@ def parse_call(text: str) -> tuple[str, str, bool]:
     return component, operation, optional
 
 
+@dataclass(frozen=True)
+class CallGraph:
+    """An app's request data, read once: what each operation calls, and each component's name in traces."""
+
+    calls: dict[str, tuple[tuple[str, str, bool], ...]]  # "component:operation" -> ((child, operation, optional), ...)
+    names: dict[str, str]  # component -> its service name in traces (absent: its own name)
+
+    @classmethod
+    def of(cls, app: App) -> CallGraph:
+        """Read an app's operations and tracing names."""
+        operations = app.behaviour.get("operations") or {}
+        return cls({key: tuple(parse_call(call) for call in calls) for key, calls in operations.items()},
+                   (app.behaviour.get("tracing") or {}).get("names", {}))
+
+
 class RequestEngine:
     """Evaluate requests against the current cluster state (one engine per twin)."""
 
@@ -54,6 +69,14 @@ class RequestEngine:
         self.load = load  # LoadBook
         self._sampled = True
         self._trace = ""
+        self._graphs: dict[str, CallGraph] = {}  # app name -> its call graph (app data never changes)
+
+    def _graph(self, app: App) -> CallGraph:
+        """Return the app's call graph, read on first use."""
+        graph = self._graphs.get(app.name)
+        if graph is None:
+            graph = self._graphs[app.name] = CallGraph.of(app)
+        return graph
 
     def _new_id(self, bits: int = 64) -> str:
         return f"{self.behaviour.rng.getrandbits(bits):0{bits // 4}x}"
@@ -73,8 +96,7 @@ class RequestEngine:
         if effect.error_rate and self.behaviour.rng.random() < effect.error_rate:
             ok, detail = False, effect.message
             self.behaviour.log_error(pod, app, "failed", callee=component, operation=operation, detail=detail)
-        for call in (app.behaviour.get("operations") or {}).get(f"{component}:{operation}", []):
-            child, child_op, optional = parse_call(call)
+        for child, child_op, optional in self._graph(app).calls.get(f"{component}:{operation}", ()):
             result = self.call(app, pod, component, child, child_op, t + latency, span_id, effect)
             latency += result.latency
             if not result.ok and not optional:
@@ -130,7 +152,7 @@ class RequestEngine:
         """Keep a span of a sampled trace."""
         if not self._sampled:
             return
-        service = (app.behaviour.get("tracing") or {}).get("names", {}).get(component, component)
+        service = self._graph(app).names.get(component, component)
         response = ("500" if error else "200") if operation.startswith(("HTTP", "GET", "POST", "/wrk2")) else "Unknown"
         self.traces.add(app.namespace, Span(self._trace, span_id, parent, service, operation, t, latency, error,
                                             response))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import posixpath
 from dataclasses import dataclass, field
@@ -45,6 +46,18 @@ def parse_wrk(argv: list[str]) -> dict:
     out["rate"] = float(out["rate"])
     out["duration"] = float(str(out["duration"]).rstrip("s") or 10)
     return out
+
+
+@functools.lru_cache(maxsize=256)  # a source sends to one URL thousands of times
+def host_port(url: str) -> tuple[str, int]:
+    """Return the host and port a URL connects to.
+
+    Example:
+        >>> host_port("http://frontend:5000/hotels"), host_port("http://frontend-proxy/")
+        (('frontend', 5000), ('frontend-proxy', 80))
+    """
+    parts = urlsplit(url)
+    return parts.hostname or "", parts.port or 80
 
 
 class TrafficController(Controller):
@@ -125,9 +138,8 @@ class TrafficController(Controller):
     def _one(self, twin, behaviour, source: Source, client: dict, t: float) -> None:
         """Send one request from a source at time t."""
         source.sent += 1
-        parts = urlsplit(source.url)
-        reach = connect(twin, behaviour, client["metadata"]["namespace"], parts.hostname or "", parts.port or 80,
-                        behaviour.rng.randrange(1 << 16))
+        host, port = host_port(source.url)
+        reach = connect(twin, behaviour, client["metadata"]["namespace"], host, port, behaviour.rng.randrange(1 << 16))
         if not reach.ok:
             source.failed += 1
             source.timeouts += reach.error == "timeout"
