@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 
 # One RFC 3339 parser for the twin and the shell, re-exported here (shellsim sits below the twin).
@@ -41,7 +42,13 @@ def rfc3339(t: float) -> str:
         >>> rfc3339(0)
         '1970-01-01T00:00:00Z'
     """
-    return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _rfc3339_second(int(t))
+
+
+@functools.lru_cache(maxsize=1024)  # pure; the events, conditions and statuses of one moment share its seconds
+def _rfc3339_second(second: int) -> str:
+    """Format whole epoch seconds as metav1.Time."""
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rfc3339_micro(t: float) -> str:
