@@ -6,7 +6,7 @@ import pytest
 
 from aoi.apps.catalog import load_app
 from aoi.twin import build_twin
-from aoi.twin.behaviour.network import connect
+from aoi.twin.behaviour.network import ROUTE_READS, StoreMemo, connect
 from aoi.twin.core import operations
 
 HOTEL = "test-hotel-reservation"
@@ -53,3 +53,24 @@ def test_flag_effects_follow_each_flag_reload(twin):
     assert behaviour.flag_effect(shop, "ad") is high
     behaviour.flags[shop.namespace] = {"adHighCpu": "off"}
     assert (high.cpu, behaviour.flag_effect(shop, "ad").cpu) == (0.9, 0.0)
+
+
+def test_a_store_memo_keeps_its_entries_through_changes_to_resources_it_does_not_read(twin):
+    memo = StoreMemo(ROUTE_READS)
+    memo.current(twin.store)["route"] = "kept"
+    with twin.lock:
+        twin.store.create(twin.resource("configmaps"), {"metadata": {"name": "unrelated", "namespace": HOTEL}})
+    assert memo.current(twin.store) == {"route": "kept"}
+    pod = twin.list("pods", HOTEL)[0]
+    with twin.lock:
+        twin.update("pods", pod)
+    assert memo.current(twin.store) == {}
+
+
+def test_a_store_memo_forgets_when_the_log_no_longer_reaches_back(twin):
+    memo = StoreMemo(ROUTE_READS)
+    memo.current(twin.store)["route"] = "kept"
+    twin.store.log.budget = 0  # the watch history keeps nothing: what changed is unknown
+    with twin.lock:
+        twin.store.create(twin.resource("configmaps"), {"metadata": {"name": "unrelated", "namespace": HOTEL}})
+    assert memo.current(twin.store) == {}

@@ -11,7 +11,7 @@ from aoi.apps.catalog import App
 from aoi.twin.behaviour import effects
 from aoi.twin.behaviour.appruntime import CatalogRuntime
 from aoi.twin.behaviour.logformat import format_line
-from aoi.twin.behaviour.network import StoreMemo
+from aoi.twin.behaviour.network import ROUTE_READS, StoreMemo
 from aoi.twin.kubelet.runtime import Boot
 
 ACTIVE_CHAOS = ("chaos",)  # the key of the active network faults among the lookups kept while holding still
@@ -62,7 +62,7 @@ class Behaviour:
         self.processes: dict[tuple[str, str], Process] = {}
         self.rng = random.Random(seed * 7919 + 17)
         self.still: dict | None = None  # network lookups memoized while the cluster holds still (holding_still)
-        self.routes = StoreMemo()  # Service routes while holding still, kept until the store changes
+        self.routes = StoreMemo(ROUTE_READS)  # Service routes while holding still, kept until what they read changes
         self.flags: dict[str, dict[str, str]] = {}  # namespace -> flag -> variant value, as flagd loaded them
         self._effects: dict[str, tuple[dict, dict]] = {}  # namespace -> (its flags, (component, op) -> effect)
 

@@ -57,25 +57,39 @@ def _ready_backends(twin, svc: dict) -> list[dict]:
 
 
 class StoreMemo:
-    """Lookups that read only stored objects, kept from one request batch to the next while the store stays put.
+    """Lookups that read only stored objects of some resources, kept from one request batch to the next while none of
+    those objects changes.
 
-    Every store write bumps its resource version, which empties the memo. A copy (a cloned twin's) starts empty:
-    the clone's objects are other dicts than the ones the entries hold.
+    The store's change log tells what changed since the entries were computed: a change to a resource read empties
+    the memo, and so does a log that no longer reaches back that far. A copy (a cloned twin's) starts empty: the
+    clone's objects are other dicts than the ones the entries hold.
     """
 
-    def __init__(self):
-        self.rv: int | None = None
+    def __init__(self, reads: frozenset[str]):
+        self.reads = reads  # the plurals of the resources the lookups read
+        self.rv: int | None = None  # the store's resource version the entries hold for
         self.entries: dict = {}
 
     def __deepcopy__(self, memo) -> StoreMemo:
         """Start empty: see the class docstring."""
-        return StoreMemo()
+        return StoreMemo(self.reads)
 
     def current(self, store) -> dict:
-        """Return the entries valid at the store's resource version (emptied when it moved)."""
+        """Return the entries valid at the store's resource version (emptied when an object they read changed)."""
         if self.rv != store.rv:
-            self.rv, self.entries = store.rv, {}
+            if not self._untouched(store):
+                self.entries = {}
+            self.rv = store.rv
         return self.entries
+
+    def _untouched(self, store) -> bool:
+        """Tell whether the log shows every change since the entries' version, and none to a resource read."""
+        if self.rv is None or self.rv < store.oldest_rv():
+            return False
+        return not any(change.resource.plural in self.reads for change in store.log.since(self.rv))
+
+
+ROUTE_READS = frozenset({"services", "endpoints", "endpointslices", "pods"})  # what _route reads
 
 
 def _route(twin, namespace: str, host: str, port: int) -> tuple[dict | None, dict | None, str, list[dict]]:
