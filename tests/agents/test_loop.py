@@ -3,11 +3,12 @@ exactly the declared tools."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
-from aoi.agents.loop import PROMPTS, Guards, LimitsExceeded, Recorder, SubAgent, render
+from aoi.agents.loop import PROMPTS, Guards, LimitsExceeded, PromptHash, Recorder, SubAgent, render
 from aoi.agents.tools import Channel, Toolset, declared, probe_tools, render_tools
 from aoi.models.replay import ReplayModel
 from aoi.protocols import Role, Status
@@ -65,3 +66,18 @@ def test_handlers_must_match_the_declarations_and_the_probe_cannot_declare_a_cha
     bad.write_text("probe:\n  - {name: exec_shell, mutating: true}\n")
     with pytest.raises(ValueError, match="probe declares the mutating tool exec_shell"):
         declared(bad)
+
+
+def test_a_step_keeps_the_sha256_of_the_exact_messages_sent_as_conversations_grow_and_change():
+    def sha(messages):
+        return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+
+    hashed = PromptHash()
+    probe_talk = [{"role": "system", "content": "at most 3 tool calls"}, {"role": "user", "content": "Investigate"}]
+    other = [{"role": "user", "content": "Task é", "name": "observer"}, {"role": "assistant", "content": None}]
+    calls = [probe_talk[:1], probe_talk, probe_talk + [{"role": "assistant", "content": "{}"}], [], other,
+             other[:1], probe_talk, [{"role": "system", "content": "at most 4 tool calls"}]]
+    assert [hashed(messages) for messages in calls] == [sha(messages) for messages in calls]
+    agent, traj = probe([call("exec_shell", command="kubectl get pods"), call("get_logs"), call("finish")])
+    agent.run("look", "")  # the wrong arguments of get_logs are an observation too
+    assert [s.prompt_hash for s in traj.steps] == [sha(s.messages) for s in traj.steps]

@@ -88,6 +88,42 @@ def _text(completion) -> str:
     return text if isinstance(text, str) else json.dumps(text, default=str)
 
 
+class PromptHash:
+    """The sha256 of `json.dumps(messages, sort_keys=True)`, carried on from call to call.
+
+    A sub-agent's conversation grows by appending, so the hash of the messages it already had is extended with the
+    new ones only (hashing each whole conversation again was most of the Recorder's time).
+    """
+
+    def __init__(self):
+        self.parts: list[str] = []  # the JSON of each message hashed so far
+        self.hasher = hashlib.sha256(b"[")
+
+    def __call__(self, messages: list[dict]) -> str:
+        """Return the hex digest of the messages' JSON (a JSON list is its items' JSON joined by ", ")."""
+        parts = [_json(m) for m in messages]
+        if parts[:len(self.parts)] != self.parts:  # not the conversation hashed last: start again
+            self.parts, self.hasher = [], hashlib.sha256(b"[")
+        for part in parts[len(self.parts):]:
+            self.hasher.update(((", " if self.parts else "") + part).encode())
+            self.parts.append(part)
+        digest = self.hasher.copy()
+        digest.update(b"]")
+        return digest.hexdigest()
+
+
+def _json(message: dict) -> str:
+    """Return json.dumps(message, sort_keys=True); a plain role and content message's is kept (sent again and again)."""
+    if len(message) == 2 and type(message.get("role")) is str and type(message.get("content")) is str:
+        return _role_content_json(message["role"], message["content"])
+    return json.dumps(message, sort_keys=True)
+
+
+@lru_cache(maxsize=256)
+def _role_content_json(role: str, content: str) -> str:
+    return json.dumps({"role": role, "content": content}, sort_keys=True)
+
+
 @dataclass
 class Recorder:
     """Append every model call to the trajectory, with the full messages sent (the training data) and their hash."""
@@ -95,11 +131,12 @@ class Recorder:
     trajectory: Trajectory
     started: float = field(default_factory=time.monotonic)
     on_step: Callable[[Step], None] | None = None
+    prompt_hash: PromptHash = field(default_factory=PromptHash, repr=False)
 
     def record(self, role: str, messages: list[dict], completion, action: str = "", observation: str = "",
                status: Status = Status.OK) -> Step:
         """Store one step."""
-        digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+        digest = self.prompt_hash(messages)
         step = Step(role, _text(completion), action, observation,
                     input_tokens=completion.input_tokens if completion else 0,
                     output_tokens=completion.output_tokens if completion else 0,
