@@ -66,9 +66,11 @@ def _row(traj: Trajectory) -> tuple[tuple, dict[str, bytes]]:
     """Return the column values of one trajectory (COLUMNS order) and the message bodies its steps reference."""
     tokens_in, tokens_out = traj.tokens()
     strict = None if traj.strict_success is None else int(bool(traj.strict_success))
-    record = traj.to_dict()  # a deep copy: detaching the messages leaves the trajectory as it was
+    # a deep copy, as the JSON it is stored as (6x cheaper than to_dict's): detaching the messages leaves the
+    # trajectory as it was
+    record = orjson.loads(orjson.dumps(traj, default=str, option=orjson.OPT_NON_STR_KEYS))
     bodies = messages.detach(record)
-    data = zlib.compress(orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS), messages.LEVEL)
+    data = zlib.compress(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS), messages.LEVEL)
     return (traj.id, traj.problem_id, traj.task_type, traj.family, traj.target, traj.backend, traj.seed,
             traj.attempt, traj.policy.model, traj.policy.adapter, int(episode_success(traj.results)), strict,
             traj.started_at, traj.ended_at, len(traj.steps), tokens_in, tokens_out, traj.error, data), bodies
