@@ -113,6 +113,24 @@ def test_patches_equal_full_rebuilds_over_random_pod_changes(seed, capacity):
     assert len(incremental.list("endpointslices", NS)) >= 3  # the run reached several slices a Service
 
 
+def test_pod_changes_reach_a_service_created_after_the_pod():
+    twin, _ = endpoints_twin(EndpointsController())
+    api = {"metadata": {"name": "a1", "namespace": NS, "labels": {"app": "api"}},
+           "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}]},
+           "status": {"phase": "Running", "podIP": "10.0.0.5", "conditions": [{"type": "Ready", "status": "True"}]}}
+    twin.store.create(twin.resource("pods"), api)
+    twin.settle()  # the pod's change went to the Services there were: web and all
+    twin.store.create(twin.resource("services"), {"metadata": {"name": "api", "namespace": NS},
+                                                  "spec": {"selector": {"app": "api"}, "ports": [{"port": 80}]}})
+    twin.settle()
+    unready = twin.get("pods", NS, "a1")
+    twin.update("pods", {**unready, "status": {**unready["status"], "conditions": [{"type": "Ready",
+                                                                                    "status": "False"}]}})
+    twin.settle()
+    subsets = twin.get("endpoints", NS, "api")["subsets"]
+    assert [[a["ip"] for a in s.get("notReadyAddresses", [])] for s in subsets] == [["10.0.0.5"]]
+
+
 class Row:
     """A backend as an AddressView reads it: just its address."""
 

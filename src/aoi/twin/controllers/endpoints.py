@@ -150,6 +150,9 @@ class EndpointsController(Controller):
     def __init__(self):
         self._states: dict[tuple, ServiceState] = {}  # service key -> what the last reconcile left
         self._writing = False  # the store changes during a reconcile are this controller's own
+        # namespace -> [(service key, selector)] in list order, for the pod changes there; a Service change there
+        # (this controller watches them all) drops it
+        self._selectors: dict[str, list[tuple[tuple, dict | None]]] = {}
 
     def __deepcopy__(self, memo) -> EndpointsController:
         """Copy without the per-Service states: a clone rebuilds them on demand, cheaper than copying them."""
@@ -157,6 +160,7 @@ class EndpointsController(Controller):
 
     def keys_for(self, twin, kind, res, obj):
         if res.kind == "Service":
+            self._selectors.pop(obj["metadata"].get("namespace", ""), None)
             return super().keys_for(twin, kind, res, obj)
         meta = obj["metadata"]
         if res.kind != "Pod":
@@ -169,15 +173,23 @@ class EndpointsController(Controller):
     def _pod_keys(self, twin, meta: dict) -> list[tuple]:
         """Return the Services selecting a pod; mark it dirty in those and in any that held it."""
         ns, labels, keys = meta["namespace"], meta.get("labels"), []
-        for s in twin.list("services", ns):
-            key = (ns, s["metadata"]["name"])
-            selected = map_matches(s["spec"].get("selector"), labels)
+        for key, selector in self._service_selectors(twin, ns):
+            selected = map_matches(selector, labels)
             if selected:
                 keys.append(key)
             state = self._states.get(key)
             if state is not None and (selected or meta["uid"] in state.rows):
                 state.pending[meta["uid"]] = meta["name"]
         return keys
+
+    def _service_selectors(self, twin, ns: str) -> list[tuple[tuple, dict | None]]:
+        """Return the (key, selector) of a namespace's Services, in list order (read once between Service changes:
+        every pod change asks)."""
+        found = self._selectors.get(ns)
+        if found is None:
+            found = self._selectors[ns] = [((ns, s["metadata"]["name"]), s["spec"].get("selector"))
+                                           for s in twin.list("services", ns)]
+        return found
 
     def reconcile(self, twin, key):
         self._writing = True
