@@ -1,4 +1,5 @@
-"""The file reader: rows read exactly as csv.DictReader reads them, and a summary that aggregates like `aggregate`."""
+"""The file reader: rows and columns read exactly as csv.DictReader reads them, and a summary that aggregates like
+`aggregate`."""
 
 from __future__ import annotations
 
@@ -20,13 +21,17 @@ ODD = {
 
 
 @pytest.mark.parametrize("text", ODD.values(), ids=ODD.keys())
-def test_rows_are_what_dict_reader_makes(tmp_path, text):
+def test_rows_and_columns_are_what_dict_reader_makes(tmp_path, text):
     path = tmp_path / "t.csv"
     path.write_text(text)
     with path.open(newline="") as handle:
         reader = csv.DictReader(handle)
-        expected = (list(reader.fieldnames or []), list(reader))
-    assert filereader._rows(path) == expected
+        header, expected = list(reader.fieldnames or []), list(reader)
+    assert filereader._rows(path)[0] == header
+    rows = filereader._rows(path)[1]
+    assert filereader._records(header, rows) == expected
+    for name in [*header, "missing"]:
+        assert filereader._column(header, rows, name) == [r.get(name) for r in expected]
 
 
 def test_a_metric_summary_is_its_aggregation_by_pod(tmp_path):

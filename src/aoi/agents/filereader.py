@@ -13,19 +13,31 @@ class FileReaderError(ValueError):
     """A read that cannot be done; the message says how to ask instead."""
 
 
-def _rows(path: Path) -> tuple[list[str], list[dict]]:
-    """Load a CSV file as a header and dict rows, the rows exactly as csv.DictReader makes them.
+def _rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Load a CSV file as its header and rows of cells (blank lines skipped, as csv.DictReader skips them).
 
-    Exports have thousands of rows: one dict(zip()) per row costs a third of DictReader's Python loop.
+    Exports have thousands of rows: aggregations read the columns they need (`_column`), and only the rows shown
+    become dicts (`_records`), since building one per row cost as much as parsing the file.
     """
     if not path.is_file():
         raise FileReaderError(f"no file at {path}; use a path from a get_metrics or get_traces result")
     with path.open(newline="") as handle:
         lines = csv.reader(handle)
-        header = next(lines, [])
-        width = len(header)
-        return header, [dict(zip(header, cells)) if len(cells) == width else _ragged(header, cells)
-                        for cells in lines if cells]
+        return next(lines, []), [cells for cells in lines if cells]
+
+
+def _column(header: list[str], rows: list[list[str]], name: str) -> list[str | None]:
+    """Return a column's cells as csv.DictReader's rows hold them: a repeated name's last cell, None past the end of
+    a short row, and None throughout when the file has no such column."""
+    if name not in header:
+        return [None] * len(rows)
+    index = len(header) - 1 - header[::-1].index(name)
+    return [cells[index] if index < len(cells) else None for cells in rows]
+
+
+def _records(header: list[str], rows: list[list[str]]) -> list[dict]:
+    """Return rows as the dicts csv.DictReader makes of them."""
+    return [dict(zip(header, cells)) if len(cells) == len(header) else _ragged(header, cells) for cells in rows]
 
 
 def _ragged(header: list[str], cells: list[str]) -> dict:
@@ -57,7 +69,7 @@ def page(path: Path, offset: int = 0, limit: int = 20) -> str:
     """Return rows offset..offset+limit of a CSV file, with the total."""
     header, rows = _rows(path)
     limit = max(1, min(limit, MAX_ROWS))
-    shown = rows[offset:offset + limit]
+    shown = _records(header, rows[offset:offset + limit])
     return f"{path.name}: rows {offset}-{offset + len(shown)} of {len(rows)}\n{_table(header, shown)}"
 
 
@@ -66,8 +78,8 @@ def filter_rows(path: Path, column: str, value: str, limit: int = 20) -> str:
     header, rows = _rows(path)
     if column not in header:
         raise FileReaderError(f"{path.name} has no column {column!r}; columns: {', '.join(header)}")
-    hits = [r for r in rows if value.lower() in str(r.get(column, "")).lower()]
-    table = _table(header, hits[:min(limit, MAX_ROWS)])
+    hits = [cells for cells, cell in zip(rows, _column(header, rows, column)) if value.lower() in str(cell).lower()]
+    table = _table(header, _records(header, hits[:min(limit, MAX_ROWS)]))
     return f"{path.name}: {len(hits)} rows where {column} contains {value!r}\n{table}"
 
 
@@ -76,24 +88,26 @@ def aggregate(path: Path, by: str, column: str | None = None) -> str:
     return _aggregate(path, *_rows(path), by, column)
 
 
-def _aggregate(path: Path, header: list[str], rows: list[dict], by: str, column: str | None = None) -> str:
+def _aggregate(path: Path, header: list[str], rows: list[list[str]], by: str, column: str | None = None) -> str:
     """Aggregate rows already read from path (see `aggregate`)."""
     if by not in header:
         raise FileReaderError(f"{path.name} has no column {by!r}; columns: {', '.join(header)}")
     column = column or ("duration" if "duration" in header else "value" if "value" in header else None)
-    groups: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        groups[str(r.get(by, ""))].append(r)
+    groups: dict[str, list[int]] = defaultdict(list)  # key -> the indices of its rows
+    for i, key in enumerate(_column(header, rows, by)):
+        groups[str(key)].append(i)
+    values = _column(header, rows, column) if column else []
+    errors = _column(header, rows, "has_error")
     out = []
     for key, members in sorted(groups.items()):
         entry = {by: key, "rows": len(members)}
-        numbers = [n for n in (_number(r.get(column)) for r in members) if n is not None] if column else []
+        numbers = [n for n in (_number(values[i]) for i in members) if n is not None] if column else []
         if numbers:
             entry.update({f"min_{column}": round(min(numbers), 3),
                           f"mean_{column}": round(sum(numbers) / len(numbers), 3),
                           f"max_{column}": round(max(numbers), 3), f"last_{column}": round(numbers[-1], 3)})
         if "has_error" in header:
-            entry["errors"] = sum(1 for r in members if str(r.get("has_error")).lower() == "true")
+            entry["errors"] = sum(1 for i in members if str(errors[i]).lower() == "true")
         out.append(entry)
     out.sort(key=lambda e: (-e.get("errors", 0), -e["rows"]))
     cols = list(out[0]) if out else [by]
