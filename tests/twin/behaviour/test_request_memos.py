@@ -38,6 +38,18 @@ def test_a_route_kept_from_an_earlier_batch_follows_a_scale_down(twin):
     assert (after.ok, after.error) == (False, "refused")
 
 
+def test_a_process_that_starts_listening_is_reached_by_the_next_batch(twin):
+    behaviour = twin.extensions.behaviour
+    pod = batch_connect(twin, "geo", 8083).pod
+    container = pod["spec"]["containers"][0]["name"]
+    proc = behaviour.process(pod, container)
+    proc.listening, proc.retry = False, "mongodb-geo"  # as a boot whose createIndexes failed leaves it ...
+    behaviour.process_changes += 1  # ... counted, as every boot is
+    assert batch_connect(twin, "geo", 8083).error == "refused"
+    assert behaviour.retry(pod, container, twin.clock.now())  # indexes created: it listens, the store unchanged
+    assert batch_connect(twin, "geo", 8083).ok
+
+
 def test_a_clone_routes_to_its_own_pods(twin):
     first = batch_connect(twin, "geo", 8083)
     clone = twin.clone()
@@ -65,6 +77,13 @@ def test_a_store_memo_keeps_its_entries_through_changes_to_resources_it_does_not
     with twin.lock:
         twin.update("pods", pod)
     assert memo.current(twin.store) == {}
+
+
+def test_a_store_memo_forgets_when_its_epoch_moves(twin):
+    memo = StoreMemo(ROUTE_READS)
+    memo.current(twin.store, epoch=1)["landing"] = "kept"
+    assert memo.current(twin.store, epoch=1) == {"landing": "kept"}
+    assert memo.current(twin.store, epoch=2) == {}
 
 
 def test_a_store_memo_forgets_when_the_log_no_longer_reaches_back(twin):

@@ -11,7 +11,7 @@ from aoi.apps.catalog import App
 from aoi.twin.behaviour import effects
 from aoi.twin.behaviour.appruntime import CatalogRuntime
 from aoi.twin.behaviour.logformat import format_line
-from aoi.twin.behaviour.network import ROUTE_READS, StoreMemo
+from aoi.twin.behaviour.network import LANDING_READS, ROUTE_READS, StoreMemo
 from aoi.twin.kubelet.runtime import Boot
 
 ACTIVE_CHAOS = ("chaos",)  # the key of the active network faults among the lookups kept while holding still
@@ -63,6 +63,8 @@ class Behaviour:
         self.rng = random.Random(seed * 7919 + 17)
         self.still: dict | None = None  # network lookups memoized while the cluster holds still (holding_still)
         self.routes = StoreMemo(ROUTE_READS)  # Service routes while holding still, kept until what they read changes
+        self.landings = StoreMemo(LANDING_READS)  # whether a pod port listens, while holding still (same)
+        self.process_changes = 0  # processes started or starting to listen: what else the landings read
         self.flags: dict[str, dict[str, str]] = {}  # namespace -> flag -> variant value, as flagd loaded them
         self._effects: dict[str, tuple[dict, dict]] = {}  # namespace -> (its flags, (component, op) -> effect)
 
@@ -148,6 +150,7 @@ class Behaviour:
         spec = app.components.get(component or "", {})
         proc = Process(app.name, program, component, spec.get("port"))
         self.processes[(pod["metadata"]["uid"], container["name"])] = proc
+        self.process_changes += 1
         handler = programs.handler_for(app, program, pod, container)
         return handler(self, pod, container, app, proc)
 
@@ -229,6 +232,7 @@ class Behaviour:
         problem = mongo_index_problem(self, pod["metadata"]["namespace"], proc.retry)
         if not problem:
             proc.listening, proc.retry = True, ""
+            self.process_changes += 1
             for _, line in self.runtime.startup_lines(app, proc.program, pod, {"name": container}, now):
                 self._append(pod, container, now, line)
             return True

@@ -61,25 +61,27 @@ class StoreMemo:
     those objects changes.
 
     The store's change log tells what changed since the entries were computed: a change to a resource read empties
-    the memo, and so does a log that no longer reaches back that far. A copy (a cloned twin's) starts empty: the
-    clone's objects are other dicts than the ones the entries hold.
+    the memo, and so does a log that no longer reaches back that far, or a new `epoch` (a count of the changes
+    outside the store that the lookups depend on). A copy (a cloned twin's) starts empty: the clone's objects are
+    other dicts than the ones the entries hold.
     """
 
     def __init__(self, reads: frozenset[str]):
         self.reads = reads  # the plurals of the resources the lookups read
         self.rv: int | None = None  # the store's resource version the entries hold for
+        self.epoch = 0
         self.entries: dict = {}
 
     def __deepcopy__(self, memo) -> StoreMemo:
         """Start empty: see the class docstring."""
         return StoreMemo(self.reads)
 
-    def current(self, store) -> dict:
-        """Return the entries valid at the store's resource version (emptied when an object they read changed)."""
-        if self.rv != store.rv:
-            if not self._untouched(store):
+    def current(self, store, epoch: int = 0) -> dict:
+        """Return the entries valid now (emptied when an object they read changed or the epoch moved)."""
+        if self.rv != store.rv or self.epoch != epoch:
+            if self.epoch != epoch or not self._untouched(store):
                 self.entries = {}
-            self.rv = store.rv
+            self.rv, self.epoch = store.rv, epoch
         return self.entries
 
     def _untouched(self, store) -> bool:
@@ -90,6 +92,7 @@ class StoreMemo:
 
 
 ROUTE_READS = frozenset({"services", "endpoints", "endpointslices", "pods"})  # what _route reads
+LANDING_READS = frozenset({"pods"})  # what _landing reads in the store
 
 
 def _route(twin, namespace: str, host: str, port: int) -> tuple[dict | None, dict | None, str, list[dict]]:
@@ -140,11 +143,15 @@ def _held_route(twin, behaviour, namespace: str, host: str, port: int) -> tuple:
 
 
 def _held_landing(behaviour, pod: dict, target_port) -> tuple[int | None, bool]:
-    """Return _landing's answer, kept while holding still (processes change between batches, not in one)."""
-    memo = behaviour.still
-    if memo is None:
+    """Return _landing's answer; while holding still, kept until the pod or a process changes.
+
+    What listens in a pod follows its spec, its containers' states (the kubelet publishes each start and exit in
+    the pod's status) and its processes (behaviour.process_changes counts their starts and late listens).
+    """
+    if behaviour.still is None:
         return _landing(behaviour, pod, target_port)
-    key = ("landing", pod["metadata"]["uid"], target_port)
+    memo = behaviour.landings.current(behaviour.twin.store, behaviour.process_changes)
+    key = (pod["metadata"]["uid"], target_port)
     found = memo.get(key)
     if found is None:
         found = memo[key] = _landing(behaviour, pod, target_port)
