@@ -152,6 +152,17 @@ def test_config_reads_tls_flags_and_scripts(twin):
     assert {op for e in scripts for op in e.facts["ops"]} >= {"grantRolesToUser", "createUser"}
 
 
+def test_config_reads_a_tls_mode_however_yaml_spells_it():
+    def modes(conf: str) -> list[str]:
+        doc = {"kind": "ConfigMap", "metadata": {"name": "db"}, "data": {"mongod.conf": conf}}
+        return [e.facts["mode"] for e in config.analyze(json.dumps(doc)) if e.kind == "tls_required"]
+
+    assert modes("net:\n  tls:\n    mode: requireTLS\n") == ["requireTLS"]
+    assert modes('net: {"\\x74ls": {mode: "require\\x53SL"}}') == ["requireSSL"]  # escapes spell "tls", "S"
+    assert modes("x: &m requireTLS\nnet: {ssl: {mode: *m}}") == ["requireTLS"]
+    assert modes("net:\n  tls:\n    mode: allowTLS\n") == modes('{"flags": {"tlsOff": {}}}') == []
+
+
 def test_config_reads_mounts_from_describe(twin):
     t = twin("revoke_auth_mongodb-detection-1")
     assert config.mounts(t.run("kubectl describe deployment mongodb-geo -n {ns}"))["failure-admin-geo"] == "/scripts"

@@ -71,6 +71,10 @@ def analyze(text: str) -> list[Evidence]:
 
 def _tls(name: str, key: str, value: str) -> list[Evidence]:
     """Return evidence when a YAML config sets net.tls.mode (or net.ssl.mode) to require TLS."""
+    if isinstance(value, str) and not any(word in value for word in ("tls", "ssl", "\\")):
+        # YAML spells keys out as they read unless it escapes characters (with a backslash): a value with no "tls",
+        # "ssl" or backslash has neither section. Not parsing it spares most of the expert's YAML time (flag files).
+        return []
     try:
         conf = _load(value)
     except yaml.YAMLError:
