@@ -15,6 +15,7 @@ import pkgutil
 
 from aoi.env.twin_backend import base_twin
 from aoi.evaluate.pool import PREFORK_TWINS
+from aoi.models import tokens
 
 # what a worker runs expert and scripted episodes with, many modules imported lazily on first use (aoi.twin's own
 # come with the base twins: only aoi.env may import the twin)
@@ -47,4 +48,5 @@ def import_all() -> None:
 
 
 import_all()
+tokens.load()  # the cl100k ranks, which each worker would otherwise load at its first token count
 build(os.environ.get(PREFORK_TWINS, ""))

@@ -60,6 +60,18 @@ class _Counts:
 _COUNTS = _Counts(CACHE_CHARS)
 
 
+def load() -> None:
+    """Load the cl100k ranks now instead of at the first count (~0.3 s of CPU): a fork server loads them once for
+    all the workers it forks.
+
+    Example:
+        >>> load()
+        >>> count_tokens("hello world")
+        2
+    """
+    _encoding()
+
+
 def count_tokens(text: str) -> int:
     """Count cl100k_base tokens in a text; special tokens count as text.
 
