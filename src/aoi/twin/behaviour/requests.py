@@ -102,7 +102,7 @@ class RequestEngine:
             latency += result.latency
             if not result.ok and not optional:
                 ok, detail = False, detail or result.detail
-        self.load.served(pod, t, latency)
+        self.load.served(pod, t)
         self._record(component, operation, span_id, parent, t, latency, not ok, app)
         return Outcome(ok, latency, detail)
 

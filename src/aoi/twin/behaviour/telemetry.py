@@ -61,17 +61,14 @@ class TraceStore:
 
 
 class LoadBook:
-    """Requests served and their latency, per pod and 15-second bucket (drives CPU and network metrics)."""
+    """Requests served per pod and 15-second bucket (drives CPU and network metrics)."""
 
     def __init__(self):
         self.requests: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-        self.busy: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
 
-    def served(self, pod: dict, t: float, latency: float) -> None:
+    def served(self, pod: dict, t: float) -> None:
         """Count one request served by a pod at time t."""
-        uid, bucket = pod["metadata"]["uid"], int(t // BUCKET)
-        self.requests[uid][bucket] += 1
-        self.busy[uid][bucket] += latency
+        self.requests[pod["metadata"]["uid"]][int(t // BUCKET)] += 1
 
     def rate(self, uid: str, t: float) -> float:
         """Return requests per second served by a pod in the bucket holding t."""
