@@ -54,3 +54,18 @@ def test_a_full_copy_of_a_lazy_clone_is_independent_of_both():
     full = lazy.copy()
     full.get(("a", "x"))["spec"]["n"] = 7
     assert source.objects[("a", "x")]["spec"]["n"] == lazy.get(("a", "x"))["spec"]["n"] == 1
+
+
+def test_a_clone_records_events_of_its_own_and_folds_repeats_of_the_ones_before_it():
+    base = build_twin(["hotel-reservation"], seed=0)
+    clone = base.clone()
+    seen = dict(base.recorder._seen)
+    pod = clone.list("pods", NS)[0]
+    with clone.lock:
+        first = clone.recorder.record(pod, "Warning", "Probe", "a new event", "kubelet")
+        again = clone.recorder.record(pod, "Warning", "Probe", "a new event", "kubelet")
+    assert first["metadata"]["name"] == again["metadata"]["name"] and again["count"] == 2
+    assert base.recorder._seen == seen and clone.recorder._seen != seen  # the original's stays as it was
+    assert clone.recorder.twin is clone
+    old_key, (ns, name) = next(iter(seen.items()))  # an event the base recorded before the clone
+    assert clone.recorder._seen[old_key] == (ns, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
 from aoi.twin.core.clock import rfc3339
@@ -17,6 +18,16 @@ class EventRecorder:
         self.twin = twin
         self._seen: dict[tuple, tuple[str, str]] = {}
         self._serial = 0
+
+    def __deepcopy__(self, memo: dict) -> EventRecorder:
+        """Copy for a twin's clone: the seen events are tuples of strings, so a shallow copy of them is a deep one
+        (copy.deepcopy walked each of their ~3,000 strings: ~1 ms of every reset)."""
+        new = EventRecorder.__new__(EventRecorder)
+        memo[id(self)] = new
+        new.twin = copy.deepcopy(self.twin, memo)
+        new._seen = dict(self._seen)
+        new._serial = self._serial
+        return new
 
     def record(self, obj: dict, type_: str, reason: str, message: str, component: str,
                host: str | None = None, field_path: str | None = None) -> dict:
