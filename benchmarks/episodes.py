@@ -8,13 +8,14 @@ measured around run_eval; the child's own start-up before run_eval (interpreter,
 Run: python benchmarks/episodes.py [--workers 1,2] [--repeat N] [--problems N]
 Before/after: PYTHONPATH=<other tree>/src python benchmarks/episodes.py
 
-Measured 2026-12-02 (2 shared cores, load 0.1-3.0, `--workers 2 --repeat 1` four times, before = e5c532a and after
-alternating): before 6349, 5921, 5437, 6019 episodes/h at 0.96, 1.07, 1.09, 1.03 CPU s/episode; after 7161, 6642,
-7274, 8018 episodes/h at 0.85, 0.90, 0.84, 0.77 CPU s/episode (medians 5970 -> 7218/h, 1.05 -> 0.85 CPU s: about
-8,500/h on 2 idle cores; the 10,000/h target needs <= 0.72). One worker: 3390 -> 3933/h, 1.02 -> 0.82 CPU s.
-Per episode after: ~8.8 kubectl processes at ~55-65 ms CPU each (Go start-up; ~0.5 s), ~0.2 s in the worker (first
-reset ~45 ms, traffic ticks ~35 ms, API server ~35 ms, expert ~20 ms, get_metrics ~15 ms), ~0.08 s of worker
-start-up (imports 1.5 s and three base twins 2.1 s per worker).
+Measured 2026-12-02, second session (2 cores of a VM whose speed drifts: the same code's CPU per episode moved by
+~20% within an hour), `--workers 2 --repeat 1` alternating before (9a373ab) and after, seven pairs: before 8047,
+8326, 7243, 7379, 6873, 7033, 7463 episodes/h at 0.80-0.93 CPU s/episode; after 8644, 10402, 8129, 7453, 8243, 7670,
+8406 at 0.60-0.78 (medians 7379 -> 8243/h, 0.87 -> 0.75 CPU s; three more after-runs in a fast spell: 9716, 9456,
+8583). 10,000/h needs <= 0.72 CPU s/episode with the fork server's ~3 s serial start. One worker: 4109 -> 4080 and
+4451 -> 4651/h. Per episode after, in one forked worker running all 87 ids: the kubectl processes 0.53-0.59 s
+(8.8 per episode at ~60 ms, almost all Go start-up), the worker's Python ~0.16 s (API server ~30 ms, traffic ~25 ms,
+agents and expert ~20 ms, the Python kube client ~15 ms), the fork server's start ~0.04 s, the eval process ~8 ms.
 """
 
 from __future__ import annotations
