@@ -13,6 +13,8 @@ Measured 2026-12-02 (2 shared cores, load 1.3-1.8, n=11, two alternating rounds 
 medians for k8s_target_port / revoke_auth_mongodb / astronomy payment: before, the only reset there was,
 53.1|49.5, 55.5|58.4, 50.1|37.8 ms; after, warm 7.7|7.6, 8.5|9.0, 11.6|10.9 ms and first 42.0|45.4, 42.9|55.7,
 45.2|38.0 ms. A first reset still injects over HTTPS (10-17 ms) and simulates 36 s of traffic (5-23 ms).
+Second session (`--skip-all`, 9a373ab then after, load 1.4-1.5), CPU: warm 11.6|10.1, 10.6|10.7, 13.6|11.9 ms; first
+56.0|52.3, 74.6|71.0, 51.8|41.5 ms; get_metrics step (wall) 131|44, 98|35, 121|44 ms.
 """
 
 from __future__ import annotations
