@@ -150,15 +150,12 @@ def twin_tour(seed: int = typer.Option(0, "--seed", help="Seed for names, IPs an
 
     from aoi import runtime_dirs
     from aoi.twin import build_twin
-    from aoi.twin.kubectl import KubectlRunner
-    from aoi.twin.serving import serve, write_kubeconfigs
+    from aoi.twin.serving import kubectl_runners, serve
 
     twin = build_twin(["hotel-reservation"], seed=seed)
     server = serve(twin)
-    folder = runtime_dirs.private_dir("tour")  # 0700, removed at exit
-    kubeconfigs = write_kubeconfigs(twin, server.url, folder)
-    runners = {role: KubectlRunner(twin, path, folder / "cache") for role, path in kubeconfigs.items()}
-    typer.echo(f"# twin serving at {server.url}; kubeconfigs in {folder}\n")
+    kubeconfigs, runners = kubectl_runners(twin, server.url, runtime_dirs.private_dir("tour"))  # removed at exit
+    typer.echo(f"# twin serving at {server.url}; kubeconfigs in {kubeconfigs['admin'].parent}\n")
     steps = [("admin", c) for c in TOUR] + [("probe", "delete deploy/search -n test-hotel-reservation")]
     for role, command in steps:
         done = runners[role].run(shlex.split(command))

@@ -19,8 +19,8 @@ from aoi.kube import Kube
 from aoi.problems.model import Problem
 from aoi.twin import build_twin
 from aoi.twin.behaviour import metrics
-from aoi.twin.kubectl import KubectlRunner, share_discovery
-from aoi.twin.serving import serve, write_kubeconfigs
+from aoi.twin.kubectl import KubectlRunner
+from aoi.twin.serving import kubectl_runners, serve
 
 INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward (namespace deletion, rollouts)
 AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
@@ -137,10 +137,7 @@ class TwinBackend:
     def _serve(self) -> None:
         """Serve the twin and set up the clients of every role."""
         self.server = serve(self.twin)
-        self.kubeconfigs = write_kubeconfigs(self.twin, self.server.url, self.workdir / "kubeconfigs")
-        cache = self.workdir / "kubecache"
-        share_discovery(cache, self.server.url)
-        self.runners = {role: KubectlRunner(self.twin, path, cache) for role, path in self.kubeconfigs.items()}
+        self.kubeconfigs, self.runners = kubectl_runners(self.twin, self.server.url, self.workdir)
         self.kube = Kube.from_kubeconfig(self.kubeconfigs["admin"], clock=self.twin.clock.now)
 
     def _fault(self, problem: Problem) -> None:

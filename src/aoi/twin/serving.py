@@ -13,6 +13,7 @@ from aoi import runtime_dirs
 from aoi.protocols import CREDENTIAL_ROLES
 from aoi.twin.api import tls
 from aoi.twin.api.server import TwinServer
+from aoi.twin.kubectl import KubectlRunner, share_discovery
 from aoi.twin.twin import WALL_PAUSE_HOOKS, Twin
 
 TICK_SECONDS = 0.2
@@ -51,6 +52,17 @@ def write_kubeconfigs(twin: Twin, url: str, folder: Path) -> dict[str, Path]:
         text = json.dumps(kubeconfig(url, role, twin.credentials[role]), indent=1)
         paths[role] = runtime_dirs.write_private(folder / f"{role}.yaml", text.encode())
     return paths
+
+
+def kubectl_runners(twin: Twin, url: str, folder: Path) -> tuple[dict[str, Path], dict[str, KubectlRunner]]:
+    """Write each role's kubeconfig into folder/kubeconfigs; return them and a kubectl runner per role.
+
+    The runners share folder/kubecache, whose discovery is the process's one copy (kubectl.share_discovery).
+    """
+    paths = write_kubeconfigs(twin, url, folder / "kubeconfigs")
+    cache = folder / "kubecache"
+    share_discovery(cache, url)
+    return paths, {role: KubectlRunner(twin, path, cache) for role, path in paths.items()}
 
 
 class Ticker:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from aoi.twin.kubectl import Completed, KubectlRunner, share_discovery
-from aoi.twin.serving import serve, write_kubeconfigs
+from aoi.twin.kubectl import Completed
+from aoi.twin.serving import kubectl_runners, serve
 
 
 class Served:
@@ -20,10 +20,7 @@ class Served:
     def __init__(self, twin, folder: Path):
         self.twin = twin
         self.server = serve(twin)
-        self.kubeconfigs = write_kubeconfigs(twin, self.server.url, folder / "kubeconfigs")
-        self.cache = folder / "kubecache"
-        share_discovery(self.cache, self.server.url)  # as episodes do: the process's one discovery cache
-        self._runners = {role: KubectlRunner(twin, path, self.cache) for role, path in self.kubeconfigs.items()}
+        self.kubeconfigs, self._runners = kubectl_runners(twin, self.server.url, folder)  # as episodes do
 
     def kubectl(self, command: str | list[str], role: str = "admin", stdin: bytes | None = None,
                 timeout: float = 30.0) -> Completed:
