@@ -81,22 +81,14 @@ def count_tokens(text: str) -> int:
     """
     count = _COUNTS.get(text)
     if count is None:
-        count = sum(map(_count_line, LINE_START.split(text))) if len(text) > CHUNKED else _encode_count(text)
+        # a long text is counted by its lines, each kept: prompts repeat most of them from call to call
+        lines = LINE_START.split(text) if len(text) > CHUNKED else [text]
+        if len(lines) > 1:
+            count = sum(map(count_tokens, lines))
+        else:
+            count = len(_encoding().encode(text, disallowed_special=()))
         _COUNTS.put(text, count)
     return count
-
-
-def _count_line(chunk: str) -> int:
-    """Count one chunk of a longer text (kept: prompts repeat most of their lines from call to call)."""
-    count = _COUNTS.get(chunk)
-    if count is None:
-        count = _encode_count(chunk)
-        _COUNTS.put(chunk, count)
-    return count
-
-
-def _encode_count(text: str) -> int:
-    return len(_encoding().encode(text, disallowed_special=()))
 
 
 def count_messages(messages: list[Message]) -> int:
