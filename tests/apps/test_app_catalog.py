@@ -490,3 +490,16 @@ def test_platform_matches_a_kind_cluster():
         assert find(objects, "Deployment", name, "openebs")
     assert find(objects, "DaemonSet", "openebs-ndm", "openebs")
     assert find(objects, "Deployment", "local-path-provisioner", "local-path-storage")
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML was built without libyaml")
+@pytest.mark.parametrize("path", sorted(APPS_DIR.glob("*/**/*.yaml")), ids=lambda p: str(p.relative_to(APPS_DIR)))
+def test_catalog_loader_reads_each_file_as_the_pure_python_loader_does(path):
+    """load_app parses with libyaml (catalog.LOADER): every shipped file must give the same data as yaml.safe_load.
+    Types count too (1 and 1.0 and True compare equal), so the JSON texts are compared."""
+    from aoi.apps import catalog
+
+    text = path.read_text()
+    fast, pure = list(yaml.load_all(text, Loader=catalog.LOADER)), list(yaml.safe_load_all(text))
+    assert catalog.LOADER is yaml.CSafeLoader
+    assert json.dumps(fast, sort_keys=True, default=repr) == json.dumps(pure, sort_keys=True, default=repr)

@@ -14,6 +14,9 @@ APPS_DIR = Path(__file__).parent
 APP_FOLDERS = {"hotel-reservation": "hotel_reservation", "social-network": "social_network",
                "astronomy-shop": "astronomy_shop", "platform": "platform"}
 APP_NAMES = ("hotel-reservation", "social-network", "astronomy-shop")
+# libyaml's parser when PyYAML has it: the same data from these files (tests/apps compares every file) in ~1/7 of the
+# time (0.61 -> 0.08 s for all apps: the largest part of building a process's first twins)
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -48,10 +51,10 @@ def load_app(name: str) -> App:
     if name not in APP_FOLDERS:
         raise ValueError(f"unknown app {name!r}; choose from {', '.join(APP_NAMES)}")
     folder = APPS_DIR / APP_FOLDERS[name]
-    data = yaml.safe_load((folder / "app.yaml").read_text())
+    data = yaml.load((folder / "app.yaml").read_text(), Loader=LOADER)
     docs = []
     for path in sorted((folder / "manifests").glob("*.yaml")):
-        docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+        docs += [d for d in yaml.load_all(path.read_text(), Loader=LOADER) if d]
     behaviour = {key: data[key] for key in ("operations", "workloads", "errors", "flags", "tracing") if key in data}
     return App(data["name"], data.get("namespace"), data.get("service_label"), data.get("programs") or [],
                data.get("components") or {}, data.get("logs") or {}, docs, behaviour)
