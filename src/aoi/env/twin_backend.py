@@ -34,10 +34,13 @@ def base_twin(app: str, seed: int):
     """Return a settled twin running one app (built once per process and app/seed, then cloned).
 
     What is alive once it is built (base twins, modules, models) is frozen out of the garbage collector's full
-    collections, which walked it all every few episodes (~12 ms per expert episode); the next build unfreezes
-    first, so a twin this cache has dropped is collected then.
+    collections, which walked it all every few episodes (~12 ms per expert episode). Once the cache is full, each
+    build drops a twin and unfreezes first, so a dropped twin is collected at the next build. Before that nothing was
+    dropped, and the collection after a build walks only what was not frozen (in the eval's fork server, which
+    freezes its imports first, that saves 0.12-0.16 s of CPU per build).
     """
-    gc.unfreeze()
+    if base_twin.cache_info().currsize == base_twin.cache_info().maxsize:
+        gc.unfreeze()
     twin = build_twin([app], seed=seed)
     gc.collect()
     gc.freeze()

@@ -9,6 +9,7 @@ imports this module.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import pkgutil
@@ -52,4 +53,5 @@ def import_all() -> None:
 
 import_all()
 tokens.load()  # the cl100k ranks, which each worker would otherwise load at its first token count
+gc.freeze()  # all of it lives as long as the server: the collection after each twin's build walks only the twin
 build(os.environ.get(PREFORK_TWINS, ""))
