@@ -8,7 +8,7 @@ the real kubectl subprocesses, so threads cap at about one core of twin work whi
 process also isolates a crashing or leaking episode and can be terminated on a second Ctrl-C. `--executor thread`
 remains for small machines (threads share the parent's cached base twins). Workers are forked from a fork server
 (the parent runs a progress thread, and forking a threaded process is unsafe) that has imported the workers' code and
-built the run's base twins (aoi.evaluate.prefork): ~3.6 s of CPU once instead of per worker. The server lives as long
+built the run's base twins (aoi.evaluate.prefork): ~2.5 s of CPU once instead of per worker. The server lives as long
 as the parent and keeps what it loaded first (a later eval in the same process whose twins differ builds its own in
 each worker) and the environment variables of that moment (workers take the parent's sys.path and working directory
 anew). Workers ignore SIGINT so Ctrl-C reaches only the parent, which decides whether in-flight episodes finish

@@ -2,7 +2,7 @@
 
 Process workers are forked from one server process (multiprocessing's forkserver) that imports this module first.
 So each worker starts with its modules imported and the settled twins of the run built, shared copy-on-write, instead
-of spending ~1.4 s of CPU on imports and ~0.7 s per app on twins of its own. The parent names the twins in
+of spending ~1.9 s of CPU on imports and 0.15-0.3 s per app on twins of its own. The parent names the twins in
 aoi.evaluate.pool.PREFORK_TWINS ("app@seed,..."), which the server reads once, when it starts. Only the server
 imports this module.
 """
