@@ -195,3 +195,52 @@ def test_rows_carry_the_env_version_and_a_resume_across_versions_is_refused_unle
     forced = CliRunner().invoke(app, [*args, "--problems", ",".join(PROBLEMS), "--force-version"])
     assert forced.exit_code == 0 and "mixing them" in " ".join(forced.output.split())
     assert [r.get("env_version") for r in lines(out)] == ["0", None, ENV_VERSION]
+
+
+class _DonePool:
+    """A pool whose jobs are finished as soon as they are submitted; it logs each submission."""
+
+    def __init__(self, log: list):
+        self.log = log
+
+    def submit(self, fn, job):
+        from concurrent.futures import Future
+
+        self.log.append(("submit", job))
+        future = Future()
+        future.set_result(job)
+        return future
+
+
+def test_a_freed_worker_gets_its_next_job_before_the_finished_one_is_recorded():
+    from aoi.evaluate.runner import _loop
+
+    log, running = [], {}
+
+    def finish(future):
+        log.append(("finish", running.pop(future)))
+
+    _loop(_DonePool(log), running, iter(range(7)), 2, finish)
+    submitted = [job for kind, job in log if kind == "submit"]
+    assert submitted == list(range(7)) and sorted(job for kind, job in log if kind == "finish") == list(range(7))
+    for job in range(5):  # job + 2 went to the worker that ran job, before job's row was written
+        assert log.index(("submit", job + 2)) < log.index(("finish", job))
+    # two in flight, then one more per finished job: four submissions before the first row is written
+    assert [kind for kind, _ in log[:5]] == ["submit"] * 4 + ["finish"]
+
+
+def test_ctrl_c_while_recording_leaves_the_unrecorded_finished_jobs_in_flight():
+    from aoi.evaluate.runner import _loop
+
+    log, running = [], {}
+
+    def finish(future):
+        log.append(("finish", running.pop(future)))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _loop(_DonePool(log), running, iter(range(7)), 2, finish)
+    recorded = {job for kind, job in log if kind == "finish"}
+    assert len(recorded) == 1
+    # the other finished job and the two submitted for the freed workers wait in `running` for _wind_down
+    assert sorted(running.values()) == sorted({0, 1, 2, 3} - recorded)

@@ -224,17 +224,22 @@ def _drive(session: _Session, config: RunConfig, workers: int, executor: tuple) 
 
 
 def _loop(pool, running: dict, todo, workers: int, finish) -> None:
-    """Keep `workers` jobs in flight until none is left, recording each as it finishes."""
+    """Keep `workers` jobs in flight until none is left, recording each as it finishes.
+
+    The workers that finished get their next jobs before the finished ones are recorded (an fsync and the summary's
+    rewrite), so they do not wait for that; a finished job stays in `running` until it is recorded, so Ctrl-C in
+    between records it with the rest (_wind_down)."""
     _fill(pool, running, todo, workers)
     while running:
-        for future in wait(running, return_when=FIRST_COMPLETED)[0]:
+        done = wait(running, return_when=FIRST_COMPLETED)[0]
+        _fill(pool, running, todo, workers + len(done))
+        for future in done:
             finish(future)
-        _fill(pool, running, todo, workers)
 
 
-def _fill(pool, running: dict, todo, workers: int) -> None:
-    """Submit jobs until `workers` are in flight or none is left (lazily, so Ctrl-C leaves nothing queued)."""
-    while len(running) < workers and (job := next(todo, None)) is not None:
+def _fill(pool, running: dict, todo, limit: int) -> None:
+    """Submit jobs until `limit` are in `running` or none is left (lazily, so Ctrl-C leaves nothing queued)."""
+    while len(running) < limit and (job := next(todo, None)) is not None:
         running[pool.submit(pools.run_job, job)] = job
 
 
