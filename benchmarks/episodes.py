@@ -16,6 +16,14 @@ Measured 2026-12-02, second session (2 cores of a VM whose speed drifts: the sam
 4451 -> 4651/h. Per episode after, in one forked worker running all 87 ids: the kubectl processes 0.53-0.59 s
 (8.8 per episode at ~60 ms, almost all Go start-up), the worker's Python ~0.16 s (API server ~30 ms, traffic ~25 ms,
 agents and expert ~20 ms, the Python kube client ~15 ms), the fork server's start ~0.04 s, the eval process ~8 ms.
+
+Third session (same day), 16 alternating pairs before (5d948d8) and after (the fork server parses the apps with
+libyaml and collects only new objects after each twin; a freed worker gets its next job before the last is
+recorded): the first episode starts after 3.0-4.0 s before, 2.5-3.3 s after (in three other pairs timed around
+run_eval: 3.3-4.3 -> 2.1-2.7 s); episodes/h before 7825-10495 (median 8555), after 7270-9968 (median 8466), CPU
+s/episode medians 0.725 and 0.735: the ~1 s saved at the start is below what this VM's drift lets 16 pairs resolve.
+With 3 workers on the 2 cores, in one fast spell: 10601 and 10537/h against 10009/h with 2, so ~5% of the 2 cores
+idle in mid-run.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ def run_child(workers: int, problems: int) -> None:
     from aoi.config import load_config
     from aoi.evaluate.runner import run_eval
     from aoi.evaluate.select import select
+    from aoi.store.sqlite import TrajectoryStore
 
     pairs, _ = select("all")
     if problems:
@@ -48,11 +57,12 @@ def run_child(workers: int, problems: int) -> None:
     config = load_config(overrides={"model": "expert"}, environ={})
     out = tempfile.mkdtemp(prefix=f"aoi-episodes-w{workers}-")
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    started = time.monotonic()
+    started, clock = time.monotonic(), time.time()  # episodes record their start by the wall clock
     summary = run_eval(pairs, 1, workers, config, out, executor="process", console=Console(quiet=True))
     wall, end = time.monotonic() - started, resource.getrusage(resource.RUSAGE_SELF)
+    first = min(row["started_at"] for row in TrajectoryStore(os.path.join(out, "trajectories.db")).summaries())
     print(json.dumps({"episodes": summary.overall["episodes"], "strict": summary.overall["strict_avg_at_k"],
-                      "wall": wall, "start_cpu": usage.ru_utime + usage.ru_stime,
+                      "wall": wall, "first": first - clock, "start_cpu": usage.ru_utime + usage.ru_stime,
                       "eval_cpu": end.ru_utime + end.ru_stime - usage.ru_utime - usage.ru_stime}))
 
 
@@ -71,9 +81,10 @@ def reap_all() -> None:
             return
 
 
-def episodes_per_hour(workers: int, problems: int) -> tuple[int, float, float, float, float, float]:
-    """Run the expert once in a fresh process; return (episodes, episodes/hour, strict success, wall seconds, CPU
-    seconds per episode of all processes together, and of the eval process alone)."""
+def episodes_per_hour(workers: int, problems: int) -> tuple[int, float, float, float, float, float, float]:
+    """Run the expert once in a fresh process; return (episodes, episodes/hour, strict success, wall seconds, seconds
+    until the first episode started (the fork server's start, serial), CPU seconds per episode of all processes
+    together, and of the eval process alone)."""
     before = children_cpu()
     done = subprocess.run([sys.executable, __file__, "--child", "--workers", str(workers), "--problems",
                            str(problems)], capture_output=True, text=True)
@@ -83,7 +94,7 @@ def episodes_per_hour(workers: int, problems: int) -> tuple[int, float, float, f
     got = json.loads(done.stdout.splitlines()[-1])
     cpu = children_cpu() - before - got["start_cpu"]
     episodes = got["episodes"]
-    return (episodes, episodes * 3600 / got["wall"], got["strict"], got["wall"], cpu / episodes,
+    return (episodes, episodes * 3600 / got["wall"], got["strict"], got["wall"], got["first"], cpu / episodes,
             got["eval_cpu"] / episodes)
 
 
@@ -102,11 +113,12 @@ def main() -> None:
         rates, cpus, loads = [], [], []
         for _ in range(args.repeat):
             before = os.getloadavg()[0]
-            episodes, rate, strict, wall, cpu, parent = episodes_per_hour(workers, args.problems)
+            episodes, rate, strict, wall, first, cpu, parent = episodes_per_hour(workers, args.problems)
             rates.append(rate)
             cpus.append(cpu)
             loads.append(f"{before:.1f}->{os.getloadavg()[0]:.1f}")
-            print(f"  workers={workers} {episodes} episodes in {wall:.1f} s: {rate:.0f} episodes/h, "
+            print(f"  workers={workers} {episodes} episodes in {wall:.1f} s (the first after {first:.1f} s): "
+                  f"{rate:.0f} episodes/h, "
                   f"{cpu:.2f} CPU s/episode ({parent * 1000:.0f} ms in the eval process), strict {strict:.0%} "
                   f"[load {loads[-1]}]", flush=True)
         # CPU per episode hardly depends on others' load; it bounds what N idle cores could do
