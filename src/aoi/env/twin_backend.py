@@ -39,7 +39,8 @@ def base_twin(app: str, seed: int):
     dropped, and the collection after a build walks only what was not frozen (in the eval's fork server, which
     freezes its imports first, that saves 0.12-0.16 s of CPU per build).
     """
-    if base_twin.cache_info().currsize == base_twin.cache_info().maxsize:
+    cache = base_twin.cache_info()
+    if cache.currsize == cache.maxsize:
         gc.unfreeze()
     twin = build_twin([app], seed=seed)
     gc.collect()
