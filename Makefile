@@ -12,7 +12,10 @@ $(BIN)/aoi: pyproject.toml
 	touch $@
 
 .PHONY: setup demo test lint
+# compiles what changed since: an editable install leaves the package uncompiled, and where PYTHONDONTWRITEBYTECODE is
+# set (as on our CI machines) every process would compile it again (~0.5 s of each eval's start)
 setup: $(BIN)/aoi
+	$(BIN)/python -m compileall -q src
 
 demo: setup
 	$(BIN)/aoi run k8s_target_port-misconfig-mitigation-1 --model expert
