@@ -81,6 +81,18 @@ def reap_all() -> None:
             return
 
 
+def hour_long(episodes: int, wall: float, first: float) -> float:
+    """Return how many episodes a run lasting an hour would do: one start (`first` seconds until the first episode),
+    then this run's pace after its start. That pace includes this run's end, where a worker idles while the other
+    finishes the last episode, so an hour-long run is counted as if it ended that way every `episodes` episodes.
+
+    Example:
+        >>> round(hour_long(87, 33.0, 2.0))
+        10098
+    """
+    return (3600 - first) * episodes / (wall - first)
+
+
 def episodes_per_hour(workers: int, problems: int) -> tuple[int, float, float, float, float, float, float]:
     """Run the expert once in a fresh process; return (episodes, episodes/hour, strict success, wall seconds, seconds
     until the first episode started (the fork server's start, serial), CPU seconds per episode of all processes
@@ -110,21 +122,23 @@ def main() -> None:
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.exit("could not become a child subreaper (Linux only): the fork server's CPU would go uncounted")
     for workers in (int(w) for w in args.workers.split(",")):
-        rates, cpus, loads = [], [], []
+        rates, hours, cpus, loads = [], [], [], []
         for _ in range(args.repeat):
             before = os.getloadavg()[0]
             episodes, rate, strict, wall, first, cpu, parent = episodes_per_hour(workers, args.problems)
             rates.append(rate)
+            hours.append(hour_long(episodes, wall, first))
             cpus.append(cpu)
             loads.append(f"{before:.1f}->{os.getloadavg()[0]:.1f}")
             print(f"  workers={workers} {episodes} episodes in {wall:.1f} s (the first after {first:.1f} s): "
-                  f"{rate:.0f} episodes/h, "
+                  f"{rate:.0f} episodes/h ({hours[-1]:.0f} in an hour-long run), "
                   f"{cpu:.2f} CPU s/episode ({parent * 1000:.0f} ms in the eval process), strict {strict:.0%} "
                   f"[load {loads[-1]}]", flush=True)
         # CPU per episode hardly depends on others' load; it bounds what N idle cores could do
         bound = min(workers, os.cpu_count() or 1) * 3600 / statistics.median(cpus)
-        print(f"workers={workers}: median {statistics.median(rates):.0f} episodes/h over {len(rates)} runs "
-              f"(target >= 10,000/h with 2 workers); {statistics.median(cpus):.2f} CPU s/episode, so at most "
+        print(f"workers={workers}: median {statistics.median(rates):.0f} episodes/h over {len(rates)} runs, "
+              f"{statistics.median(hours):.0f} in an hour-long run (target >= 10,000/h with 2 workers); "
+              f"{statistics.median(cpus):.2f} CPU s/episode, so at most "
               f"{bound:.0f} episodes/h on {min(workers, os.cpu_count() or 1)} idle core(s)")
 
 
