@@ -150,7 +150,7 @@ def twin_tour(seed: int = typer.Option(0, "--seed", help="Seed for names, IPs an
 
     from aoi import runtime_dirs
     from aoi.twin import build_twin
-    from aoi.twin.serving import kubectl_runners, serve
+    from aoi.twin.serving import kubectl_runners, release_runners, serve
 
     twin = build_twin(["hotel-reservation"], seed=seed)
     server = serve(twin)
@@ -162,6 +162,7 @@ def twin_tour(seed: int = typer.Option(0, "--seed", help="Seed for names, IPs an
         typer.echo(f"$ KUBECONFIG={kubeconfigs[role].name} kubectl {command}\n{done.stdout}{done.stderr}")
         twin.advance(30)
     server.stop()
+    release_runners(runners)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ _NAME = re.compile(r"aoi-[a-z][a-z-]*-(\d+)-[a-z0-9_]{8}")  # mkdtemp's random p
 _LEGACY_TLS = re.compile(r"aoi-tls-[a-z0-9_]{8}")  # before names carried the pid (and the key stayed on disk)
 LEGACY_GRACE = 60.0  # seconds
 _KIND = re.compile(r"[a-z][a-z-]*[a-z]")
+MEMORY_ROOT = "/dev/shm"  # tmpfs on Linux; absent on macOS
 SWEEP_EVERY = 30.0  # wall seconds between one process's sweeps of a temp dir (~1.3 ms per sweep of 1,000 entries)
 _live: dict[Path, int] = {}  # folder -> pid that made it (a forked child must not remove its parent's folders)
 _swept: dict[str, float] = {}  # temp dir -> when this process last swept it (time.monotonic)
@@ -50,6 +51,19 @@ def private_dir(kind: str, root: str | Path | None = None) -> Path:
     with _lock:
         _live[path] = os.getpid()
     return path
+
+
+def memory_root() -> Path | None:
+    """Return the memory-backed folder (tmpfs) where private folders of many small writes belong, or None where there
+    is none to write to (the temp dir then serves).
+
+    kubectl rewrites its HTTP cache entries on every call by writing a temporary file and renaming it over the old
+    one; on ext4 that rename waits for the new file's data to reach the disk (auto_da_alloc). Measured here with two
+    loops of `kubectl get pods` side by side, one per core: the cache in the temp dir kept each core 89-90% busy, in
+    /dev/shm 99%.
+    """
+    path = Path(MEMORY_ROOT)
+    return path if path.is_dir() and os.access(path, os.W_OK | os.X_OK) else None
 
 
 def remove(path: str | Path) -> None:

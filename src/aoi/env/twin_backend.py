@@ -20,7 +20,7 @@ from aoi.problems.model import Problem
 from aoi.twin import build_twin
 from aoi.twin.behaviour import metrics
 from aoi.twin.kubectl import KubectlRunner
-from aoi.twin.serving import kubectl_runners, serve
+from aoi.twin.serving import kubectl_runners, release_runners, serve
 
 INJECT_BUDGET = 600.0  # simulated seconds injection may pull the clock forward (namespace deletion, rollouts)
 AFTER_INJECT = 6.0  # AIOpsLab's injector base sleeps this long after each injection
@@ -122,6 +122,7 @@ class TwinBackend:
         self.twin = None
         self.server = None
         self.kube = None
+        self.runners: dict[str, KubectlRunner] = {}
 
     # --- lifecycle ---
     def start(self, problem: Problem, seed: int) -> None:
@@ -154,13 +155,16 @@ class TwinBackend:
         self.twin.advance(FIRST_LOOK)
 
     def close(self) -> None:
-        """Close the episode's API client and stop serving its twin."""
+        """Close the episode's API client, stop serving its twin and remove its kubectl cache."""
         if self.kube is not None:
             self.kube.close()
             self.kube = None
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.runners:
+            release_runners(self.runners)
+            self.runners = {}
 
     # --- time ---
     def now(self) -> float:

@@ -119,6 +119,7 @@ class KubectlRunner:
 
     def __init__(self, twin, kubeconfig: Path, cache_dir: Path, budget: float = 30.0):
         self.twin = twin
+        self.cache_dir = cache_dir
         self.env = kubectl_env(kubeconfig, cache_dir)
         self.budget = budget
         self.binary = kubectl_binary()

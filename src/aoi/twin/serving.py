@@ -57,12 +57,20 @@ def write_kubeconfigs(twin: Twin, url: str, folder: Path) -> dict[str, Path]:
 def kubectl_runners(twin: Twin, url: str, folder: Path) -> tuple[dict[str, Path], dict[str, KubectlRunner]]:
     """Write each role's kubeconfig into folder/kubeconfigs; return them and a kubectl runner per role.
 
-    The runners share folder/kubecache, whose discovery is the process's one copy (kubectl.share_discovery).
+    The runners share one kubectl cache, in memory where the machine has a memory-backed folder (kubectl rewrites
+    it on every call: see runtime_dirs.memory_root); its discovery is the process's one copy
+    (kubectl.share_discovery). release_runners removes it, and so does the process's exit.
     """
     paths = write_kubeconfigs(twin, url, folder / "kubeconfigs")
-    cache = folder / "kubecache"
+    cache = runtime_dirs.private_dir("kubecache", root=runtime_dirs.memory_root())
     share_discovery(cache, url)
     return paths, {role: KubectlRunner(twin, path, cache) for role, path in paths.items()}
+
+
+def release_runners(runners: dict[str, KubectlRunner]) -> None:
+    """Remove the kubectl cache that kubectl_runners made for these runners."""
+    for folder in {runner.cache_dir for runner in runners.values()}:
+        runtime_dirs.remove(folder)
 
 
 class Ticker:

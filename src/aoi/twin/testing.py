@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 
 from aoi.twin.kubectl import Completed
-from aoi.twin.serving import kubectl_runners, serve
+from aoi.twin.serving import kubectl_runners, release_runners, serve
 
 
 class Served:
@@ -35,5 +35,6 @@ class Served:
         return done.stdout
 
     def close(self) -> None:
-        """Stop the server."""
+        """Stop the server and remove the kubectl cache."""
         self.server.stop()
+        release_runners(self._runners)
