@@ -58,9 +58,9 @@ def memory_root() -> Path | None:
     is none to write to (the temp dir then serves).
 
     kubectl rewrites its HTTP cache entries on every call by writing a temporary file and renaming it over the old
-    one; on ext4 that rename waits for the new file's data to reach the disk (auto_da_alloc). Measured here with two
-    loops of `kubectl get pods` side by side, one per core: the cache in the temp dir kept each core 89-90% busy, in
-    /dev/shm 99%.
+    one; on ext4 such a rename starts writing the new file out (auto_da_alloc), and sampled kubectl processes were
+    often blocked in disk I/O (submit_bio_wait) or in the rename. Measured here with two loops of `kubectl get pods`
+    side by side, one per core: the cache in the temp dir kept each core 89-90% busy, in /dev/shm 99%.
     """
     path = Path(MEMORY_ROOT)
     return path if path.is_dir() and os.access(path, os.W_OK | os.X_OK) else None
