@@ -24,6 +24,15 @@ run_eval: 3.3-4.3 -> 2.1-2.7 s); episodes/h before 7825-10495 (median 8555), aft
 s/episode medians 0.725 and 0.735: the ~1 s saved at the start is below what this VM's drift lets 16 pairs resolve.
 With 3 workers on the 2 cores, in one fast spell: 10601 and 10537/h against 10009/h with 2, so ~5% of the 2 cores
 idle in mid-run.
+
+Fourth session (2026-12-02, 07:13-10:13 UTC). Workers pinned one per core (8 alternating pairs against d3bc695, both
+compiled: median 8312 -> 8979/h, CPU s/episode 0.745 -> 0.705, pinned faster in 7 of 8); kubectl's cache in /dev/shm
+(7 pairs against the pinned commit: faster in 5, ~3% in the 3 pairs timed with /proc/stat, iowait 0.2-0.7% in both);
+`make setup` byte-compiles src. Six alternating pairs of the whole, d3bc695 uncompiled (as its setup left it on a
+machine with PYTHONDONTWRITEBYTECODE) against the final commit, in a fast spell (0.53-0.70 CPU s/episode): before
+9115-11031/h (median 10694; 9683-11929 in an hour-long run), after 10754-12441/h (median 11474; 11576-13367), faster
+in 5 of 6, the first episode after 2.0-2.4 s before and 1.7-2.1 s after. In a slow spell earlier the same day the
+pinned tree ran 7907-8815/h (0.69-0.76 CPU s/episode): whether a run meets 10,000/h still depends on the VM's speed.
 """
 
 from __future__ import annotations
