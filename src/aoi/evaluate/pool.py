@@ -18,11 +18,10 @@ A run with one process worker per core it may use pins each worker, and so its k
 threads, to a core of its own. An episode is a chain of hand-offs (the worker starts kubectl, kubectl calls the
 twin's server thread, the answer goes back) with about one runnable thread at a time, so a core per chain suffices;
 unpinned, the scheduler moves the chain's threads between cores (wake-ups onto a busy core, cold caches: a likely
-cause, not one traced; the CPU per episode drops too). Measured on 2 cores
-with benchmarks/episodes.py (2 workers, all 87 problems), 8 alternating pairs: median 8,312 -> 8,979 episodes/h,
-0.745 -> 0.705 CPU s per episode, pinned faster in 7 of 8. With fewer workers than cores nothing is pinned: the
-cores left belong to the rest of the machine, and a pinned worker could not move off one that something else keeps
-busy.
+cause, not one traced; the CPU per episode drops too). Measured on 2 cores with benchmarks/episodes.py (2 workers,
+all 87 problems), 8 alternating pairs: median 8,312 -> 8,979 episodes/h, 0.745 -> 0.705 CPU s per episode, pinned
+faster in 7 of 8. With fewer workers than cores nothing is pinned: the cores left belong to the rest of the machine,
+and a pinned worker could not move off one that something else keeps busy.
 """
 
 from __future__ import annotations
