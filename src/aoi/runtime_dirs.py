@@ -1,10 +1,9 @@
 """Private temporary folders that live as long as their process: kubeconfigs, keys and episode files.
 
 Each folder is made 0700 under the temp dir (or a root of the caller's: memory_root for what is rewritten all the
-time) and named aoi-<kind>-<pid>-<random>. It is removed by `remove()` or at
-exit; a process killed before that (SIGKILL, SIGTERM without a handler, a crash) leaves it behind, and the next
-process that makes a folder sweeps every leftover of ours whose owner is gone, and the aoi-tls-* key folders that
-older versions never removed.
+time) and named aoi-<kind>-<pid>-<random>. It is removed by `remove()` or at exit; a process killed before that
+(SIGKILL, SIGTERM without a handler, a crash) leaves it behind, and the next process that makes a folder there sweeps
+every leftover of ours whose owner is gone, and the aoi-tls-* key folders that older versions never removed.
 """
 
 from __future__ import annotations
