@@ -31,8 +31,7 @@ class _Handler(BaseHTTPRequestHandler):
         status, headers, body = fake.script.pop(0) if fake.script else (500, {}, {"error": "unscripted"})
         time.sleep(float(headers.get("x-delay", 0)))  # lets a test provoke a client timeout
         if headers.get("x-reset"):  # drop the connection without an answer (RST, not FIN)
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.close_connection = True
+            self._reset()
             return
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
         if headers.get("x-drip-headers"):
@@ -44,7 +43,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(raw)))
         self.end_headers()
         try:
-            self._send(raw, float(headers.get("x-drip", 0)))
+            self._send(raw, headers)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up first (the timeout tests)
             pass
 
@@ -62,11 +61,34 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         self.close_connection = True
 
-    def _send(self, raw: bytes, drip: float) -> None:
-        """Write the body at once, or one byte every `drip` seconds (a server that trickles its answer)."""
-        if not drip:
+    def _send(self, raw: bytes, headers: dict) -> None:
+        """Write the body at once, one byte every x-drip seconds, or its first half only (x-cut: then close,
+        reset or stall)."""
+        drip, cut = float(headers.get("x-drip", 0)), headers.get("x-cut")
+        if cut:
+            self._cut(raw[:len(raw) // 2], cut)
+        elif not drip:
             self.wfile.write(raw)
-            return
+        else:
+            self._drip(raw, drip)
+
+    def _cut(self, part: bytes, how: str) -> None:
+        """Send part of the announced body, then close (FIN), reset (RST) or stall until the server closes."""
+        self.wfile.write(part)
+        self.wfile.flush()
+        if how == "stall":
+            self.server.fake.released.wait(30)
+        elif how == "reset":
+            self._reset()
+        self.close_connection = True
+
+    def _reset(self) -> None:
+        """Make closing the socket send RST instead of FIN."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+
+    def _drip(self, raw: bytes, drip: float) -> None:
+        """Write the body one byte every `drip` seconds (a server that trickles its answer)."""
         for i in range(len(raw)):
             self.wfile.write(raw[i:i + 1])
             self.wfile.flush()
@@ -80,12 +102,14 @@ class FakeOpenAI:
     """Answer each POST with the next scripted (status, headers, body); body is a dict (JSON) or raw bytes.
 
     Headers steer faults: x-delay (seconds before answering), x-drip (seconds per body byte), x-drip-headers
-    (seconds per byte of the status line and headers), x-reset (drop the connection unanswered).
+    (seconds per byte of the status line and headers), x-reset (drop the connection unanswered), x-cut (announce
+    the whole body's length, send half of it, then "close", "reset" or "stall" until the server stops).
     """
 
     def __init__(self):
         self.script: list[tuple[int, dict, dict | bytes]] = []
         self.requests: list[dict] = []
+        self.released = threading.Event()  # set on close: frees handlers that stall
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.fake = self  # the handler reads its script from here
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -100,7 +124,8 @@ class FakeOpenAI:
         self.answer(200, chat_body(text, usage), headers)
 
     def close(self) -> None:
-        """Stop serving."""
+        """Stop serving (stalled answers end too)."""
+        self.released.set()
         self.server.shutdown()
         self.server.server_close()
 

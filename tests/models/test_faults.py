@@ -60,6 +60,9 @@ FAULTS = {
     "dripping body": (200, chat_body("x" * 40), {"x-drip": "0.5"}),
     "dripping headers": (200, chat_body("x"), {"x-drip-headers": "0.3"}),
     "connection reset": (200, b"", {"x-reset": "1"}),
+    "truncated body": (200, chat_body("x"), {"x-cut": "close"}),
+    "connection reset in the body": (200, chat_body("x"), {"x-cut": "reset"}),
+    "stalled body": (200, chat_body("x"), {"x-cut": "stall"}),
 }
 TIMEOUT = 1.0
 

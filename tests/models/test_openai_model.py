@@ -83,13 +83,17 @@ def test_malformed_json_is_transient_and_then_recovers(fake_openai):
     assert model_for(fake_openai).complete(ASK, role="observer").text == "recovered"
 
 
-@pytest.mark.parametrize("body, headers, match", [
-    ({"object": "chat.completion", "choices": []}, {}, "without choices"),
-    (b"<html>login page</html>", {"content-type": "text/html"}, "malformed response .*not JSON.*login page")])
-def test_answers_without_choices_are_transient(fake_openai, body, headers, match):
-    fake_openai.answer(body=body, headers=headers)
-    with pytest.raises(TransientModelError, match=match):
+def test_answers_without_choices_are_transient(fake_openai):
+    fake_openai.answer(body={"object": "chat.completion", "choices": []})
+    with pytest.raises(TransientModelError, match="without choices"):
         model_for(fake_openai).complete(ASK, role="observer")
+
+
+def test_an_html_page_is_permanent_and_names_the_base_url(fake_openai):
+    fake_openai.answer(body=b"<html>login page</html>", headers={"content-type": "text/html"})
+    with pytest.raises(ModelError, match="HTML page, not JSON .*login page.*AOI_BASE_URL") as caught:
+        model_for(fake_openai).complete(ASK, role="observer")
+    assert not isinstance(caught.value, TransientModelError)
 
 
 def test_timeouts_and_refused_connections_are_transient(fake_openai):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import email.utils
+import importlib
 import os
+import re
 import threading
 import time
 from typing import Any
 
-import httpx
 import openai
 
 from aoi.models.base import Completion, Message, ModelError, TransientModelError
@@ -18,6 +19,24 @@ from aoi.models.tokens import count_messages, count_tokens
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 TRANSIENT_STATUS = {408, 409, 429}  # plus every 5xx; the same set the SDK itself retries
 DEADLINE_GRACE = 0.5  # seconds past the timeout before a call still in flight is abandoned (its own check is first)
+
+
+def _transports() -> list[Any]:
+    """Return the HTTP libraries the SDK may read through: httpx2 (openai 3.x) and httpx (before, or a client
+    passed in); their errors are not openai's, and a body cut short raises them from the stream itself."""
+    found = []
+    for name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(name))
+        except ImportError:
+            pass
+    return found
+
+
+_TRANSPORTS = _transports()
+# A broken transfer (reset, truncated body, protocol error, timeout) or a stream read after its client was closed.
+TRANSPORT_ERRORS = tuple(cls for lib in _TRANSPORTS for cls in (lib.HTTPError, lib.StreamError))
+TIMEOUT_ERRORS = (openai.APITimeoutError, *(lib.TimeoutException for lib in _TRANSPORTS))
 
 
 class OpenAIModel:
@@ -70,10 +89,9 @@ class OpenAIModel:
         worker.join(self.timeout + DEADLINE_GRACE)
         if worker.is_alive():
             self._abandon()
-            raise TransientModelError(f"{self._where()} timed out after {self.timeout}s (still answering); raise "
-                                      "model.timeout (AOI_TIMEOUT) if it is slow")
-        if "error" in box:
-            raise box["error"]
+            raise self._timed_out(" (still answering)")
+        if "reply" not in box:  # the worker hands back every Exception; only a BaseException leaves neither
+            raise box.get("error") or ModelError(f"{self._where()}: the call ended without an answer or an error")
         return self._completion(box["reply"], messages, time.monotonic() - started)
 
     def _call(self, box: dict, messages: list[Message], max_tokens: int | None, temperature: float | None) -> None:
@@ -86,9 +104,14 @@ class OpenAIModel:
                     max_tokens=max_tokens or self.max_tokens,
                     temperature=self.temperature if temperature is None else temperature) as response:
                 raw = self._read(response, started + self.timeout)
-            box["reply"] = parse_body(raw)
-        except (openai.OpenAIError, httpx.HTTPError, ValueError) as err:
+            box["reply"] = self._parse(raw, response.headers)
+        except ModelError as err:
+            box["error"] = err
+        except (openai.OpenAIError, *TRANSPORT_ERRORS, ValueError) as err:
             box["error"] = self._translate(err)
+        except Exception as err:  # noqa: BLE001 - a worker thread's exception would only be printed, and lost
+            box["error"] = ModelError(f"{self._where()} failed unexpectedly ({type(err).__name__}: {err}); "
+                                      "this is a bug in AOI's OpenAI backend: report it with the model and server")
 
     def _abandon(self) -> None:
         """Give up on a call still in flight: close its client (best effort) and make a fresh one for later calls."""
@@ -108,8 +131,23 @@ class OpenAIModel:
         for chunk in response.iter_bytes():
             chunks.append(chunk)
             if time.monotonic() > deadline:  # a server that trickles its body: httpx times single reads only
-                raise httpx.ReadTimeout(f"the body was still arriving after {self.timeout}s")
+                raise self._timed_out(" (the body was still arriving)")
         return b"".join(chunks)
+
+    def _parse(self, raw: bytes, headers: Any) -> Reply:
+        """Read a 200's body; an empty one or an HTML page (a web UI or login page, not the API) is an error."""
+        if not raw:
+            raise TransientModelError(f"{self._where()} answered 200 with an empty body; check the server's logs, "
+                                      "or a proxy between us")
+        if "text/html" in headers.get("content-type", ""):
+            raise ModelError(f"{self._where()} answered 200 with an HTML page, not JSON ({_page_text(raw)}); check "
+                             "AOI_BASE_URL points at an OpenAI-compatible /v1 endpoint")
+        return parse_body(raw)
+
+    def _timed_out(self, note: str = "") -> TransientModelError:
+        """Return the error of a request that ran past model.timeout."""
+        return TransientModelError(f"{self._where()} timed out after {self.timeout}s{note}; raise model.timeout "
+                                   "(AOI_TIMEOUT) if it is slow")
 
     def _completion(self, reply: Reply, messages: list[Message], latency: float) -> Completion:
         """Build the Completion from a reply, counting tokens locally when the server reports no usage."""
@@ -129,9 +167,8 @@ class OpenAIModel:
     def _translate(self, err: Exception) -> ModelError:
         """Map an SDK error to a ModelError that says what to fix, transient where a retry may help."""
         where = self._where()
-        if isinstance(err, (openai.APITimeoutError, httpx.TimeoutException)):
-            return TransientModelError(f"{where} timed out after {self.timeout}s; raise model.timeout "
-                                       "(AOI_TIMEOUT) if it is slow")
+        if isinstance(err, TIMEOUT_ERRORS):
+            return self._timed_out()
         if isinstance(err, openai.APIConnectionError):
             return TransientModelError(f"cannot reach {where} ({err.__cause__ or err}); check the server is up "
                                        "and AOI_BASE_URL is right")
@@ -139,7 +176,7 @@ class OpenAIModel:
             return self._status_error(err, where)
         if isinstance(err, NoChoices):
             return TransientModelError(f"{where} returned {err}")
-        if isinstance(err, httpx.HTTPError):  # the connection broke while the body was arriving
+        if isinstance(err, TRANSPORT_ERRORS):  # the connection broke (reset, closed early) while the body was arriving
             return TransientModelError(f"{where} broke off its answer ({type(err).__name__}: {err}); check the "
                                        "server's logs, or a proxy between us")
         # A 200 whose body is not the JSON the SDK expects: a truncated or proxied answer, usually passing.
@@ -161,8 +198,22 @@ class OpenAIModel:
 
 
 def _detail(err: openai.APIStatusError) -> str:
-    """Return the server's own error message, shortened."""
-    return str(getattr(err, "message", "") or err)[:300]
+    """Return the server's own error message, shortened; an error page's text when the SDK found no message."""
+    message = str(getattr(err, "message", "") or err)
+    if isinstance(err.body, str) and message == f"Error code: {err.status_code}":  # a proxy's page, not JSON
+        message = f"{message}, {_page_text(err.body.encode())}"
+    return message[:300]
+
+
+def _page_text(raw: bytes) -> str:
+    """Return the start of a page's text, its tags dropped.
+
+    Example:
+        >>> _page_text(b"<html><title>502 Bad Gateway</title><body>nginx</body></html>")
+        "'502 Bad Gateway nginx'"
+    """
+    text = " ".join(re.sub(r"<[^>]*>", " ", raw.decode("utf-8", "replace")).split())
+    return repr(text[:120])
 
 
 def _key_from_env(base_url: str | None) -> str:
