@@ -27,7 +27,7 @@ from typing import Any
 
 from aoi.models.base import Completion, Message, ModelError
 from aoi.models.bases import load_tokenizer
-from aoi.models.constrained import schema_for
+from aoi.models.compact import reply_schema
 from aoi.models.local import render, token_ids
 
 LORA_HINT = ("start vLLM with --enable-lora (and --max-lora-rank at least the adapter's r) under "
@@ -177,7 +177,7 @@ class ServedObserver:
         """Draw one decision on the server (seed + call index, as LocalModel seeds); keep its ids and log-probs."""
         started = time.perf_counter()
         prompt_ids = self.policy.encode(messages)
-        schema = schema_for(role) if self.constrained else None
+        schema = reply_schema(role, messages) if self.constrained else None
         ids = self.policy.generate(prompt_ids, max_tokens=self.max_new_tokens, temperature=self.temperature,
                                    seed=self.seed + len(self.calls), schema=schema)
         logprobs = self.policy.score(prompt_ids, ids)

@@ -17,13 +17,16 @@ from typing import Any
 
 from aoi.models.base import Completion, Message, ModelError
 from aoi.models.bases import base_identity, check_base, load_base, smollm2_path  # noqa: F401  (smollm2_path: old path)
-from aoi.models.constrained import JsonScanner, schema_for, schema_processor
+from aoi.models.compact import COMPACT, reply_schema
+from aoi.models.constrained import JsonScanner, schema_processor
 
 DEFAULT_MAX_NEW_TOKENS = 256
 
 
 class LocalModel:
     """Generate with a local causal LM: greedy at temperature 0, seeded sampling otherwise."""
+
+    decision_format = COMPACT  # as the Observer, a small model decides in the compact format (aoi.models.compact)
 
     def __init__(self, base: str | Path = "smollm2", adapter: str | Path | None = None, device: str = "cpu",
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0, seed: int = 0,
@@ -96,7 +99,7 @@ class LocalModel:
         temperature = self.temperature if temperature is None else temperature
         budget = max_tokens or self.max_new_tokens
         ids = self.encode(self.prompt(messages))
-        options = self._sampling(budget, temperature) | self._steering(role, ids.shape[1], budget)
+        options = self._sampling(budget, temperature) | self._steering(role, ids.shape[1], budget, messages)
         with torch.random.fork_rng(devices=[]), torch.no_grad():  # seed locally: leave the global RNG alone
             torch.manual_seed(self.seed + self.calls)
             out = self.model.generate(ids, attention_mask=torch.ones_like(ids), **options)
@@ -125,11 +128,11 @@ class LocalModel:
             return opts | {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
         return opts | {"do_sample": False, "temperature": None, "top_k": None, "top_p": None}
 
-    def _steering(self, role: str, prompt_length: int, budget: int) -> dict:
+    def _steering(self, role: str, prompt_length: int, budget: int, messages: list[Message] = ()) -> dict:
         """Return the stop-at-JSON-close criterion, the schema constraint and the progress line for this role."""
         from transformers import LogitsProcessorList, StoppingCriteriaList
 
-        schema, options = self.schemas.get(str(getattr(role, "value", role))) or schema_for(role), {}
+        schema, options = self.schemas.get(str(getattr(role, "value", role))) or reply_schema(role, messages), {}
         if schema is not None:
             options["stopping_criteria"] = StoppingCriteriaList([JsonStop(self.tokenizer, prompt_length)])
         if schema is not None and self.constrained:
