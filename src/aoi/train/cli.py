@@ -25,15 +25,26 @@ def sft(role: str = ROLE, data: Path = DATA, out: Path = OUT,
         base: str = typer.Option("smollm2", "--base", help="tiny (2-layer random, for smoke runs), smollm2, or a "
                                  "model directory."),
         split: str = SPLIT, max_steps: int = typer.Option(100, "--max-steps", min=1, help="Optimizer steps."),
+        epochs: float | None = typer.Option(None, "--epochs", min=0.01, help="Passes over the train rows "
+                                               "(replaces --max-steps)."),
         device: str = DEVICE, seed: int = SEED,
         learning_rate: float = typer.Option(2e-4, "--lr", help="Learning rate of the LoRA weights."),
         max_length: int | None = typer.Option(None, "--max-length", help="Drop examples longer than this many "
-                                                 "tokens (default: keep all).")) -> None:
+                                                 "tokens (default: keep all)."),
+        eval_every: float = typer.Option(0.25, "--eval-every", min=0.0001, help="Loss per decision position (first "
+                                         "apart) on train and held-out rows every N steps; below 1: that share "
+                                         "of the steps."),
+        eval_rows: int = typer.Option(16, "--eval-rows", min=1, help="Rows per position and set in each of those "
+                                      "measurements."),
+        save_steps: float | None = typer.Option(None, "--save-steps", min=0.0001, help="Checkpoint every N steps "
+                                                   "(below 1: that share of the steps) into OUT/checkpoints."),
+        resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in OUT.")) -> None:
     """Fine-tune a role on the teacher's decisions (loss on the decision tokens only); write the adapter."""
     from aoi.train.sft import SftOptions, train_sft
 
-    options = SftOptions(data=data, out=out, role=role, base=base, split=split, max_steps=max_steps, device=device,
-                         seed=seed, learning_rate=learning_rate, max_length=max_length)
+    options = SftOptions(data=data, out=out, role=role, base=base, split=split, max_steps=max_steps, epochs=epochs,
+                         device=device, seed=seed, learning_rate=learning_rate, max_length=max_length,
+                         eval_every=eval_every, eval_rows=eval_rows, save_steps=save_steps, resume=resume)
     _report(lambda: train_sft(options))
 
 
