@@ -6,6 +6,7 @@ which holds the step budget as Gymnasium's TimeLimit does.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ MAX_TIMEOUT = 120.0  # wall seconds one exec_shell command may run
 MAX_NAME = 253  # characters of a Kubernetes name (DNS subdomain)
 BACKENDS = ("twin", "cluster")
 RESET_OPTIONS = ("target",)
+log = logging.getLogger(__name__)
 
 
 def make(problem_id: str, backend: str = "twin", seed: int = 0, target: str | None = None, max_steps: int = 30,
@@ -173,9 +175,8 @@ class Env:
             raise ValueError(f"unknown role {role!r}; use None, 'observer', 'probe' or 'executor'")
         self.steps += 1
         self.trace.append({"role": "assistant", "content": action_text})
-        observation, submitted = self._act(action_text, role)
+        observation, submitted = self._play(action_text, role)
         self.trace.append({"role": "env", "content": observation})
-        self.backend.tick(self.seconds_per_step)
         info = {"steps": self.steps, "role": role, "sim_time": self.backend.now() - self.started_at}
         if not submitted:
             return observation, 0.0, False, False, info
@@ -206,6 +207,25 @@ class Env:
         self.close()
 
     # --- actions ---
+    def _play(self, action_text: str, role: str | None) -> tuple[str, bool]:
+        """Run one action and let its simulated time pass; a failure of the environment itself (a bug, never the
+        agent's doing) is logged with its traceback and answers this step with an error, and the episode goes on."""
+        try:
+            observation, submitted = self._act(action_text, role)
+        except Exception as exc:  # noqa: BLE001 - one broken step must not end the episode or the session
+            observation, submitted = self._failed("this action", exc), False
+        try:
+            self.backend.tick(self.seconds_per_step)
+        except Exception as exc:  # noqa: BLE001 - as above, for the step's simulated time
+            observation += "\n" + self._failed("the simulated time after this action", exc)
+        return observation, submitted
+
+    def _failed(self, what: str, exc: Exception) -> str:
+        """Log an environment failure and return the observation that reports it."""
+        log.error("env: %s failed at step %d of %s", what, self.steps, self.problem.id, exc_info=exc)
+        return (f"Error: the environment failed on {what} ({type(exc).__name__}: {one_line(str(exc))[:200]}); "
+                "the episode goes on: try again, or another action.")
+
     def _act(self, action_text: str, role: str | None) -> tuple[str, bool]:
         """Parse and run one action; return (observation, submitted)."""
         if not isinstance(action_text, str) or len(action_text) > MAX_ACTION:

@@ -103,7 +103,13 @@ class Ticker:
     def _run(self) -> None:
         while not self._stop.wait(TICK_SECONDS):
             wall0, sim0 = self._origin
-            self.twin.advance_to(sim0 + time.monotonic() - wall0)
+            try:
+                self.twin.advance_to(sim0 + time.monotonic() - wall0)
+            except Exception as exc:  # noqa: BLE001 - the ticker must outlive any fault; health reports it
+                with self.twin.lock:
+                    self.twin.faults.record(self.twin, "ticker", ("", "tick"), exc, None)
+            else:
+                self.twin.faults.clear("ticker", ("", "tick"))
             if self.young_gc:
                 self._collect_young()
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from aoi.twin.api import credentials
 from aoi.twin.core.clock import SimClock
 from aoi.twin.core.events import EventRecorder
+from aoi.twin.core.faults import Faults
 from aoi.twin.core.ids import Ids
 from aoi.twin.core.resources import CATALOG, Resource
 from aoi.twin.core.store import Store
@@ -84,6 +85,7 @@ class Twin:
         self._timer_seq = 0
         self._queue: OrderedDict[tuple[str, object], None] = OrderedDict()
         self._settling = False
+        self.faults = Faults()  # reconciles that raised, until their key reconciles cleanly (health reports them)
         self.controllers: dict[str, Controller] = {}
         self._interest: dict[Resource, list[Controller]] = {}
         self.store.listeners.append(self._on_change)
@@ -141,10 +143,15 @@ class Twin:
             self._interest.setdefault(self.resource(name), []).append(controller)
 
     def _on_change(self, kind: str, res: Resource, obj: dict) -> None:
-        """Enqueue the keys interested controllers derive from a change."""
+        """Enqueue the keys interested controllers derive from a change (one that cannot derive them is a fault)."""
         for controller in self._interest.get(res, ()):
-            for key in controller.keys_for(self, kind, res, obj):
-                self.enqueue(controller.name, key)
+            try:
+                for key in controller.keys_for(self, kind, res, obj):
+                    self.enqueue(controller.name, key)
+            except Exception as exc:  # noqa: BLE001 - one odd object must not stop the write or the others
+                meta = obj.get("metadata") or {}
+                self.faults.record(self, controller.name, (meta.get("namespace", ""), meta.get("name", "")), exc,
+                                   None)
 
     def enqueue(self, controller: str, key: Key) -> None:
         """Ask a controller to reconcile key at the next settle."""
@@ -155,7 +162,8 @@ class Twin:
 
         Following the wall clock, a call stops after WALL_SLICE seconds: the rest waits for the ticker, as a real
         cluster's controllers catch up after an API call has returned. (Only when the lock is let go depends on the
-        wall clock; what the controllers do, and in which order, does not.)
+        wall clock; what the controllers do, and in which order, does not.) A reconcile that raises is a fault of
+        its key (core.faults): logged, an Event, reported by the health endpoints; the others go on.
         """
         if self._settling:
             return 0
@@ -165,13 +173,31 @@ class Twin:
         try:
             while self._queue and (until is None or time.monotonic() < until):
                 (name, key), _ = self._queue.popitem(last=False)
-                self.controllers[name].reconcile(self, key)
+                self._reconcile(self.controllers[name], key)
                 runs += 1
                 if runs > MAX_RECONCILES:
-                    raise RuntimeError(f"controllers did not converge; last was {name} on {key}")
+                    self._queue.clear()  # what is left waits for the next change: the cluster must go on
+                    self.faults.record(self, name, key, RuntimeError("controllers did not converge"), None)
         finally:
             self._settling = False
         return runs
+
+    def _reconcile(self, controller: Controller, key: Key) -> None:
+        """Reconcile one key; an exception becomes a fault of that key, a clean run clears its fault."""
+        try:
+            controller.reconcile(self, key)
+        except Exception as exc:  # noqa: BLE001 - a controller's bug costs one object, never the cluster
+            self.faults.record(self, controller.name, key, exc, self._subject(controller, key))
+        else:
+            if self.faults.active:
+                self.faults.clear(controller.name, key)
+
+    def _subject(self, controller: Controller, key: Key) -> dict | None:
+        """Return the object a failed key names, for its Event (None when even that lookup fails)."""
+        try:
+            return controller.subject(self, key)
+        except Exception:  # noqa: BLE001 - a key too odd to look up is only logged
+            return None
 
     # --- time ---
     def schedule(self, delay: float, controller: str, key: object) -> None:

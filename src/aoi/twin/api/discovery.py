@@ -139,8 +139,6 @@ def non_resource(path: str, accept: str) -> Reply | None:
         if wants_aggregated:
             return Reply(200, orjson.dumps(aggregated(core)), AGGREGATED)
         return ok(legacy_root(core))
-    if joined in ("healthz", "livez", "readyz"):
-        return Reply(200, b"ok", "text/plain")
     if len(segments) in (2, 3) and segments[0] in ("api", "apis"):
         if segments[0] == "api":
             group, version = "", segments[1]

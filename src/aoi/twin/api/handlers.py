@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import orjson
 import yaml
 
-from aoi.twin.api import authz, bodies, credentials, paging, shapes
+from aoi.twin.api import authz, bodies, credentials, models, paging, shapes
 from aoi.twin.api.presentation import clock_shift, present, present_all, restamp_restart
 from aoi.twin.api.protobuf import ProtobufError, decode_body
 from aoi.twin.api.routes import Route
@@ -16,6 +16,7 @@ from aoi.twin.core import errors, operations
 from aoi.twin.core.errors import ApiError
 from aoi.twin.core.resources import SUBRESOURCE_KINDS
 from aoi.twin.core.selectors import SelectorError, parse_field_selector, parse_label_selector
+from aoi.twin.core.structure import as_json
 
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -63,10 +64,10 @@ def decode_raw(body: bytes, ctype: str):
         if ctype == PROTOBUF:
             data = decode_body(body)
         elif ctype in ("application/yaml", "application/apply-patch+yaml"):
-            data = yaml.safe_load(body)
+            data = as_json(yaml.safe_load(body))
         else:
             data = orjson.loads(body or b"{}")
-    except (ProtobufError, orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+    except (ProtobufError, orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError, ValueError) as exc:
         raise errors.bad_request(f"the request body could not be decoded as {ctype}: {exc}") from exc
     except RecursionError as exc:
         raise bodies.too_deep() from exc
@@ -142,7 +143,7 @@ def create_object(twin, call: Call) -> Reply:
         return ok(evict(twin, r, body, call.dry_run), 201)
     if r.name or r.subresource:
         raise errors.method_not_allowed(f"the server does not allow this method on {r.resource.key}/{r.subresource}")
-    return ok(operations.create(twin, r.resource, r.namespace, body, call.dry_run), 201)
+    return ok(operations.create(twin, r.resource, r.namespace, body, call.dry_run, models.check), 201)
 
 
 def update_object(twin, call: Call) -> Reply:
@@ -152,8 +153,9 @@ def update_object(twin, call: Call) -> Reply:
     if r.subresource == "scale":
         current = operations.get(twin, r.resource, r.namespace, r.name)
         return ok(operations.set_replicas(twin, r.resource, current, (body.get("spec") or {}).get("replicas"),
-                                          call.dry_run))
-    return ok(operations.update(twin, r.resource, r.namespace, r.name, body, r.subresource or None, call.dry_run))
+                                          call.dry_run, models.check))
+    return ok(operations.update(twin, r.resource, r.namespace, r.name, body, r.subresource or None, call.dry_run,
+                                models.check))
 
 
 def patch_object(twin, call: Call) -> Reply:
@@ -169,7 +171,7 @@ def patch_object(twin, call: Call) -> Reply:
     try:
         check_patched(r, current, body, ctype)
         obj = operations.patch(twin, r.resource, r.namespace, r.name, body, ctype, r.subresource or None,
-                               call.dry_run)
+                               call.dry_run, models.check)
     except PatchError as exc:
         raise ApiError(exc.code, {400: "BadRequest", 415: "UnsupportedMediaType"}.get(exc.code, "Invalid"),
                        str(exc)) from exc

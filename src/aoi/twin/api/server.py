@@ -9,7 +9,7 @@ import ssl
 import threading
 from http.server import ThreadingHTTPServer
 
-from aoi.twin.api import authz, discovery, handlers, pods, routes
+from aoi.twin.api import authz, discovery, handlers, health, pods, routes
 from aoi.twin.api.connection import READ_TIMEOUT, Connection
 from aoi.twin.api.handlers import Call, Reply
 from aoi.twin.api.watch import pull_for_poll, serve_watch
@@ -91,7 +91,8 @@ class Handler(Connection):
         route = routes.parse(self.path)
         if route is None:
             accept = headers.get("accept") or ""
-            reply = discovery.non_resource(self.path, accept) if method in ("GET", "HEAD") else None
+            reply = health.answer(twin, self.path) or discovery.non_resource(self.path, accept) \
+                if method in ("GET", "HEAD") else None
             if reply is None:
                 raise ApiError(404, "NotFound", routes.NOT_FOUND) if method in ("GET", "HEAD") else not_allowed()
             return self.send_reply(reply)

@@ -27,6 +27,14 @@ class Controller:
         """Drive the object named by key toward its desired state."""
         raise NotImplementedError
 
+    def subject(self, twin: TwinView, key: object) -> dict | None:
+        """Return the object a key names (the Event of a failed reconcile is about it), or its namespace."""
+        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(part, str) for part in key)):
+            return None
+        namespace, name = key
+        found = twin.get(self.watches[0], namespace, name) if self.watches and "/" not in name else None
+        return found or (twin.get("namespaces", "", namespace) if namespace else None)
+
 
 def owner_keys(obj: dict, kind: str) -> list[Key]:
     """Return the (namespace, name) of obj's controller owner of the given kind, if any."""

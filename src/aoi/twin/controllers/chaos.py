@@ -117,6 +117,11 @@ class ChaosController(Controller):
             return [k for k in sorted(self._waiting) if k[0] == ns]
         return [(ns, f"{res.plural}/{obj['metadata']['name']}")]
 
+    def subject(self, twin, key):
+        ns, ref = key
+        plural, _, name = ref.partition("/")
+        return twin.get(plural, ns, name) or twin.get("namespaces", "", ns)
+
     def reconcile(self, twin, key):
         ns, ref = key
         plural, name = ref.split("/", 1)

@@ -8,6 +8,7 @@ import re
 from aoi.twin.core.errors import ApiError, invalid
 from aoi.twin.core.quantity import canonical_map
 from aoi.twin.core.resources import Resource
+from aoi.twin.core.structure import structure
 
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -246,6 +247,7 @@ def admit(res: Resource, obj: dict, old: dict | None = None) -> dict:
     """Default and validate an object before it is stored; raise ApiError(422) when invalid."""
     if not isinstance(obj.get("metadata"), dict):
         raise ApiError(400, "BadRequest", f"{res.kind} has no metadata; add metadata.name")
+    structure(res, obj)
     DEFAULTERS.get(res.kind, lambda o: None)(obj)
     name = obj["metadata"].get("name", "")
     causes = _name_causes(res, name)

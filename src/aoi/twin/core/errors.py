@@ -24,10 +24,15 @@ class ApiError(Exception):
         return body
 
     def body(self) -> tuple[bytes, str]:
-        """Return the response body and its content type: the Status as JSON."""
+        """Return the response body and its content type: the Status as JSON, whatever text the message quotes
+        (a lone surrogate from a malformed name is written as its escape, so the answer always goes out)."""
         import orjson
 
-        return orjson.dumps(self.status()), "application/json"
+        status = self.status()
+        try:
+            return orjson.dumps(status), "application/json"
+        except TypeError:  # orjson.JSONEncodeError: text that is not valid Unicode
+            return orjson.dumps(printable(status)), "application/json"
 
 
 class PlainError(ApiError):
@@ -39,7 +44,23 @@ class PlainError(ApiError):
 
     def body(self) -> tuple[bytes, str]:
         """Return the response body and its content type."""
-        return (self.message + "\n").encode(), "text/plain; charset=utf-8"
+        return (self.message + "\n").encode("utf-8", "backslashreplace"), "text/plain; charset=utf-8"
+
+
+def printable(value):
+    r"""Return a JSON value whose strings all encode as UTF-8 (lone surrogates become their escapes).
+
+    Example:
+        >>> printable({"message": "pods " + chr(0xD800)})
+        {'message': 'pods \\ud800'}
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable(v) for v in value]
+    return value
 
 
 def _details(res: Resource | None, name: str | None) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from aoi.twin.core import errors
@@ -13,6 +14,8 @@ from aoi.twin.core.resources import Resource
 
 if TYPE_CHECKING:
     from aoi.twin.core.interface import TwinView
+
+Check = Callable[[Resource, dict], None]  # a last look at an object about to be stored (the API's type check)
 
 
 def _check_namespace(twin: TwinView, res: Resource, namespace: str) -> None:
@@ -56,14 +59,17 @@ def _prepare_service(twin: TwinView, obj: dict, old: dict | None) -> None:
     obj.setdefault("status", {}).setdefault("loadBalancer", {})
 
 
-def _prepare(twin: TwinView, res: Resource, obj: dict, old: dict | None) -> None:
-    """Run admission plus the allocations some kinds need."""
+def _prepare(twin: TwinView, res: Resource, obj: dict, old: dict | None, check: Check | None = None) -> None:
+    """Run admission plus the allocations some kinds need, then `check` (API writes: the stored form's types)."""
     admit(res, obj, old)
     if res.kind == "Service":
         _prepare_service(twin, obj, old)
+    if check is not None:
+        check(res, obj)
 
 
-def create(twin: TwinView, res: Resource, namespace: str, body: dict, dry_run: bool = False) -> dict:
+def create(twin: TwinView, res: Resource, namespace: str, body: dict, dry_run: bool = False,
+           check: Check | None = None) -> dict:
     """Create an object as POST does; return the stored object."""
     obj = copy.deepcopy(body)
     meta = obj.setdefault("metadata", {})
@@ -77,7 +83,7 @@ def create(twin: TwinView, res: Resource, namespace: str, body: dict, dry_run: b
         meta["name"] = meta["generateName"] + twin.ids.suffix()
     for key in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation"):
         meta.pop(key, None)
-    _prepare(twin, res, obj, None)
+    _prepare(twin, res, obj, None, check)
     if twin.store.get(res, meta.get("namespace", ""), meta["name"]) is not None:
         raise errors.already_exists(res, meta["name"])
     if dry_run:
@@ -110,7 +116,7 @@ def _keep_server_fields(obj: dict, current: dict, res: Resource, subresource: st
 
 
 def update(twin: TwinView, res: Resource, namespace: str, name: str, body: dict, subresource: str | None = None,
-           dry_run: bool = False) -> dict:
+           dry_run: bool = False, check: Check | None = None) -> dict:
     """Replace an object as PUT does, with optimistic concurrency on resourceVersion."""
     current = get(twin, res, namespace, name)
     obj = copy.deepcopy(body)
@@ -119,12 +125,12 @@ def update(twin: TwinView, res: Resource, namespace: str, name: str, body: dict,
         raise errors.conflict(res, name)
     obj["apiVersion"], obj["kind"] = res.api_version, res.kind
     _keep_server_fields(obj, current, res, subresource)
-    return _save(twin, res, obj, current, dry_run)
+    return _save(twin, res, obj, current, dry_run, check)
 
 
-def _save(twin: TwinView, res: Resource, obj: dict, current: dict, dry_run: bool) -> dict:
+def _save(twin: TwinView, res: Resource, obj: dict, current: dict, dry_run: bool, check: Check | None = None) -> dict:
     """Admit and store a changed object; finish a deletion whose finalizers are gone."""
-    _prepare(twin, res, obj, current)
+    _prepare(twin, res, obj, current, check)
     if dry_run:
         return obj
     if obj["metadata"].get("deletionTimestamp") and not obj["metadata"].get("finalizers") and res.kind != "Namespace":
@@ -137,23 +143,23 @@ def _save(twin: TwinView, res: Resource, obj: dict, current: dict, dry_run: bool
 
 
 def patch(twin: TwinView, res: Resource, namespace: str, name: str, body: bytes, content_type: str,
-          subresource: str | None = None, dry_run: bool = False) -> dict:
+          subresource: str | None = None, dry_run: bool = False, check: Check | None = None) -> dict:
     """Apply a PATCH (strategic, merge, JSON or apply) and store the result."""
     from aoi.twin.core.patch import apply_patch  # the patch engine lives with the API layer
 
     current = twin.store.get(res, namespace, name)
     if current is None:
         if content_type.startswith("application/apply-patch"):
-            return create(twin, res, namespace, apply_patch({}, body, content_type, res.kind), dry_run)
+            return create(twin, res, namespace, apply_patch({}, body, content_type, res.kind), dry_run, check)
         raise errors.not_found(res, name)
     if subresource == "scale":
-        return patch_scale(twin, res, current, body, content_type, dry_run)
+        return patch_scale(twin, res, current, body, content_type, dry_run, check)
     obj = apply_patch(current, body, content_type, res.kind)
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
         raise errors.bad_request("the patch removed the object's metadata; patch fields inside it instead")
     obj["apiVersion"], obj["kind"] = res.api_version, res.kind
     _keep_server_fields(obj, current, res, subresource)
-    return _save(twin, res, obj, current, dry_run)
+    return _save(twin, res, obj, current, dry_run, check)
 
 
 def scale_of(res: Resource, obj: dict) -> dict:
@@ -170,22 +176,24 @@ def scale_of(res: Resource, obj: dict) -> dict:
                        "selector": selector_string(obj["spec"].get("selector"))}}
 
 
-def patch_scale(twin: TwinView, res: Resource, current: dict, body: bytes, content_type: str, dry_run: bool) -> dict:
+def patch_scale(twin: TwinView, res: Resource, current: dict, body: bytes, content_type: str, dry_run: bool,
+                check: Check | None = None) -> dict:
     """Patch the scale subresource and return the new Scale."""
     from aoi.twin.core.patch import apply_patch
 
     scale = apply_patch(scale_of(res, current), body, content_type, "Scale")
-    return set_replicas(twin, res, current, (scale.get("spec") or {}).get("replicas", 0), dry_run)
+    return set_replicas(twin, res, current, (scale.get("spec") or {}).get("replicas", 0), dry_run, check)
 
 
-def set_replicas(twin: TwinView, res: Resource, current: dict, replicas, dry_run: bool = False) -> dict:
+def set_replicas(twin: TwinView, res: Resource, current: dict, replicas, dry_run: bool = False,
+                 check: Check | None = None) -> dict:
     """Set spec.replicas through the scale subresource and return the Scale."""
     if not isinstance(replicas, int) or replicas < 0:
         raise errors.invalid("Scale", "autoscaling", current["metadata"]["name"],
                              [("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")])
     obj = copy.deepcopy(current)
     obj["spec"]["replicas"] = replicas
-    saved = _save(twin, res, obj, current, dry_run)
+    saved = _save(twin, res, obj, current, dry_run, check)
     return scale_of(res, saved)
 
 

@@ -17,6 +17,7 @@ import orjson
 import yaml
 
 from aoi.twin.core.patch_keys import NONE, Meta, schema_for
+from aoi.twin.core.structure import as_json
 
 SMP, MERGE, JSON_PATCH, APPLY = PATCH_TYPES = (
     "application/strategic-merge-patch+json", "application/merge-patch+json",
@@ -337,10 +338,12 @@ def _load_yaml(body: bytes):
     """Parse an apply patch body (YAML or JSON), or raise a 400 naming the syntax error."""
     _require_body(body)
     try:
-        return yaml.load(body, Loader=_YamlLoader)
+        return as_json(yaml.load(body, Loader=_YamlLoader))
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         raise PatchError(f"the apply patch is not valid YAML or JSON ({detail}): fix the syntax", 400) from None
+    except ValueError as exc:
+        raise PatchError(str(exc), 400) from None
 
 
 def _require_body(body: bytes) -> None:
