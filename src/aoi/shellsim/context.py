@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from aoi.shellsim.limits import FILE_LIMIT
 from aoi.shellsim.pod import SA_DIR, abs_path, container_spec
 
 _READ_ONLY_VOLUMES = ("configMap", "secret", "projected", "downwardAPI")
-FILE_LIMIT = 16 * 1024 * 1024  # bytes one file may hold: a write loop fills the disk instead of the twin's memory
 
 
 @dataclass

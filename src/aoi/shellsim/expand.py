@@ -5,8 +5,10 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from aoi.shellsim.limits import WORD_LIMIT, StepLimit
 from aoi.shellsim.shell_lexer import NAME, scan_dollar, scan_dquote, scan_quote
 
+_BLANKS = re.compile(r"[ \t\n]+")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|\d+|[?#@*$!0-])(:?[-=+?]|##?|%%?)?(.*)", re.S)
 _GLOB = re.compile(r"[*?[]")
 
@@ -28,20 +30,25 @@ class Fields:
         self.cur.append((text, quoted))
 
     def add_expansion(self, text: str) -> None:
-        """Append the result of an unquoted expansion, splitting it on blanks."""
+        """Append the result of an unquoted expansion, splitting it on blanks (one at a time: a huge expansion
+        stops at WORD_LIMIT words, not after making them all)."""
         if not self.split:
             return self.add(text, True)
-        for i, part in enumerate(re.split(r"[ \t\n]+", text)):
-            if i:
-                self.end()
-            if part:
-                self.add(part, True)
+        start = 0
+        for blank in _BLANKS.finditer(text):
+            if blank.start() > start:
+                self.add(text[start:blank.start()], True)
+            self.end()
+            start = blank.end()
+        if start < len(text):
+            self.add(text[start:], True)
 
     def end(self) -> None:
         """Close the current field."""
         if self.cur is not None:
             self.fields.append(self.cur)
             self.cur = None
+            check_words(len(self.fields))
 
     def done(self) -> list[list[tuple[str, bool]]]:
         """Return the fields."""
@@ -61,6 +68,7 @@ class Expander:
         for word in words:
             for chunks in self.fields(word, split=True):
                 out.extend(self.glob(chunks))
+            check_words(len(out))
         return out
 
     def string(self, word: str) -> str:
@@ -220,6 +228,13 @@ class Expander:
         names = ctx.list_dir(base or ".") if ctx.is_dir(base or ".") else []
         hidden = segment.startswith(".")
         return [n for n in names if fnmatch.fnmatchcase(n, segment) and (hidden or not n.startswith("."))]
+
+
+def check_words(count: int) -> None:
+    """Stop the script when an expansion makes more than WORD_LIMIT words."""
+    if count > WORD_LIMIT:
+        raise StepLimit(f"stopped: an expansion made more than {WORD_LIMIT} words: Argument list too long (the "
+                        "simulated shell's limit: narrow what the command prints)")
 
 
 def _join(base: str, name: str) -> str:

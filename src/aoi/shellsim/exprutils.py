@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 
 from aoi.shellsim.context import ExecContext, ExecResult
+from aoi.shellsim.limits import GENERATED_LIMIT, size
 from aoi.shellsim.util import Usage, getopt, program, result, run_command, split_lines, text, unescape
 
 _FMT = re.compile(r"%([-+ #0]*)(\d+)?(?:\.(\d+))?([sdiouxXfFeEgGcb%])")
+EXHAUSTED = f"memory exhausted (the simulated shell's generators make at most {size(GENERATED_LIMIT)}: {{fix}})"
 _TEST_ERRORS = {
     "dash": {"missing": "missing ]", "int": "Illegal number: {v}", "unary": "{v}: unexpected operator",
              "binary": "{v}: unexpected operator", "many": "{v}: unexpected operator"},
@@ -43,6 +45,8 @@ def printf_format(fmt: str, args: list[str], errors: list[str]) -> str:
 
 def _convert(m: re.Match, arg: str | None, errors: list[str]) -> str:
     flags, width, prec, conv = m[1], m[2] or "", f".{m[3]}" if m[3] is not None else "", m[4]
+    if max(int(width or 0), int(m[3] or 0)) > GENERATED_LIMIT:
+        raise Usage(EXHAUSTED.format(fix="use a smaller width or precision"), hint=False)
     if conv in "sb":
         value = unescape(arg or "")[0] if conv == "b" else arg or ""
         return f"%{flags}{width}{prec}s" % value
@@ -78,10 +82,30 @@ def seq(argv, ctx):
         raise Usage("missing operand" if not values else f"extra operand '{nums[3]}'")
     first, step, last = {1: (1, 1, *values), 2: (values[0], 1, values[-1]), 3: tuple(values)}[len(values)]
     count = max(int((last - first) / step) + 1, 0) if step else 0
-    items = [first + i * step for i in range(min(count, 1_000_000))]
-    shown = [f"{v:g}" if isinstance(v, float) else str(v) for v in items]
-    width = max((len(s) for s in shown), default=0) if "w" in opts else 0
-    return result(opts.value("s", "\n").join(s.zfill(width) for s in shown) + ("\n" if shown else ""))
+    width = max(len(_number(first)), len(_number(last))) if "w" in opts else 0  # GNU pads to the operands' width
+    out, cut = _numbers(first, step, count, opts.value("s", "\n"), width)
+    return result(out, [f"seq: {EXHAUSTED.format(fix='narrow the range')}"] if cut else [])
+
+
+def _number(value: float) -> str:
+    """Write one number as seq does."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _numbers(first: float, step: float, count: int, sep: str, width: int) -> tuple[bytes, bool]:
+    """Return seq's output, as much of it as fits GENERATED_LIMIT bytes, and whether the limit cut it short.
+
+    Example:
+        >>> _numbers(1, 2, 3, ",", 2)
+        (b'01,03,05\\n', False)
+    """
+    out, gap = bytearray(), sep.encode()
+    for i in range(count):
+        item = (gap if i else b"") + _number(first + i * step).zfill(width).encode()
+        if len(out) + len(item) >= GENERATED_LIMIT:  # one byte is kept for the final newline
+            return bytes(out) + b"\n" * bool(out), True
+        out += item
+    return bytes(out) + b"\n" * bool(out), False
 
 
 @program("xargs")

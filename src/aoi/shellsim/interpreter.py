@@ -8,7 +8,8 @@ import shlex
 
 from aoi.shellsim import shell_builtins as builtins
 from aoi.shellsim.context import ExecContext
-from aoi.shellsim.expand import Expander, ExpansionError
+from aoi.shellsim.expand import Expander, ExpansionError, check_words
+from aoi.shellsim.limits import DEPTH_LIMIT, SIZE_LIMIT, STEP_LIMIT, SUBST_LIMIT, StepLimit, size
 from aoi.shellsim.shell_builtins import LoopControl, ReturnSignal, ShellExit
 from aoi.shellsim.shell_io import IO, Stdin, redirected
 from aoi.shellsim.shell_lexer import ASSIGNMENT, NAME
@@ -27,16 +28,8 @@ from aoi.shellsim.shell_syntax import (
     parse,
 )
 
-STEP_LIMIT = 20_000  # commands one exec may run: `while true` must end, since `sleep` returns at once
-DEPTH_LIMIT = 40  # nested function calls, well inside Python's recursion limit
+__all__ = ["STEP_LIMIT", "Shell", "StepLimit"]  # the limits live in aoi.shellsim.limits; these stay importable here
 DECLARATIONS = ("export", "local", "readonly", "declare", "typeset")  # their NAME=value arguments are not split
-
-
-SIZE_LIMIT = 16 * 1024 * 1024  # bytes a variable, a file or an output may hold: `x=$x$x` in a loop must end too
-
-
-class StepLimit(Exception):
-    """The script ran more than STEP_LIMIT commands (or, with a message, grew past SIZE_LIMIT)."""
 
 
 class Shell:
@@ -51,6 +44,7 @@ class Shell:
         self.funcs: dict[str, object] = {}
         self.status, self.line, self.conditional, self.depth, self.subst_status = 0, 1, 0, 0, 0
         self.errexit = self.xtrace = self.pipefail = False
+        self.out_limit, self.out_name = SIZE_LIMIT, "the output"  # a command substitution captures less
         self.io, self.expander = IO(Stdin(), bytearray(), bytearray()), Expander(self)
 
     # --- variables -------------------------------------------------------------------------------------------
@@ -70,7 +64,8 @@ class Shell:
     def assign(self, name: str, value: str, export: bool = False) -> None:
         """Set a variable (and export it); stop the script when the value grows past SIZE_LIMIT."""
         if len(value) > SIZE_LIMIT:
-            raise StepLimit(f"stopped: variable {name} grew past {SIZE_LIMIT} bytes")
+            raise StepLimit(f"stopped: variable {name} grew past {size(SIZE_LIMIT)}: Cannot allocate memory (does a "
+                            "loop never end?)")
         self.vars[name] = value
         if export:
             self.exported.add(name)
@@ -97,12 +92,21 @@ class Shell:
             self.status = 2
             return 2
         try:
-            return self.execute(tree, io)
+            return self.run_tree(tree, io)
         except (ShellExit, ReturnSignal, LoopControl) as e:
             if not catch_exit:
                 raise
             self.status = e.status if not isinstance(e, LoopControl) else self.status  # stray break: ignored
             return self.status
+
+    def run_tree(self, tree, io: IO) -> int:
+        """Run a parsed script; an expansion error outside a simple command (a `for` list, a `case` word) exits the
+        shell, as it does inside one."""
+        try:
+            return self.execute(tree, io)
+        except ExpansionError as e:
+            self.error(io, str(e))
+            raise ShellExit(2 if not self.bash else 1) from None
 
     def syntax_message(self, e: ShellSyntaxError) -> str:
         """Word a syntax error as dash or bash would."""
@@ -122,8 +126,15 @@ class Shell:
             self.ctx.watchdog()
         if self.ctx.steps[0] > STEP_LIMIT:
             raise StepLimit()
-        if len(self.io.out) > SIZE_LIMIT or len(self.io.err) > SIZE_LIMIT:
-            raise StepLimit(f"stopped: the output grew past {SIZE_LIMIT} bytes")
+        self.check_output(self.io.out)
+        if len(self.io.err) > SIZE_LIMIT:
+            raise StepLimit(f"stopped: the error output grew past {size(SIZE_LIMIT)}")
+
+    def check_output(self, out: bytearray) -> None:
+        """Stop the script once an output passes its limit (SIZE_LIMIT; SUBST_LIMIT for a substitution)."""
+        if len(out) > self.out_limit:
+            raise StepLimit(f"stopped: {self.out_name} grew past {size(self.out_limit)}: Cannot allocate memory "
+                            "(the simulated shell's limit: narrow what the command prints)")
 
     def execute(self, node, io: IO) -> int:
         """Run any node, applying its redirections."""
@@ -193,6 +204,7 @@ class Shell:
                 argv.append(self.expander.string(word))
             else:
                 argv.extend(self.expander.words([word]))
+                check_words(len(argv))
         return argv
 
     def exec_if(self, node: If, io: IO) -> int:
@@ -205,6 +217,7 @@ class Shell:
 
     def exec_for(self, node: For, io: IO) -> int:
         """Run the body once per word."""
+        self.io = io  # the word list's substitutions write their errors here
         words = self.expander.words(node.words) if node.words is not None else list(self.args)
         self.status = 0
         for word in words:
@@ -279,12 +292,14 @@ class Shell:
         return sub
 
     def substitute(self, src: str) -> str:
-        """Run $(...) in a subshell; return its output without trailing newlines."""
-        out = bytearray()
+        """Run $(...) in a subshell; return its output without trailing newlines (StepLimit past SUBST_LIMIT)."""
         sub = self.subshell()
-        status = sub.run_source(src, IO(Stdin(), out, self.io.err))
+        sub.out_limit, sub.out_name = min(self.out_limit, SUBST_LIMIT), "a command substitution's output"
+        sub.io = IO(Stdin(), bytearray(), self.io.err)  # what its limit checks, from the first command on
+        status = sub.run_source(src, sub.io)
+        sub.check_output(sub.io.out)
         self.subst_status = self.status = status
-        return out.decode("utf-8", "surrogateescape").rstrip("\n")
+        return sub.io.out.decode("utf-8", "surrogateescape").rstrip("\n")
 
     # --- commands --------------------------------------------------------------------------------------------
     def invoke(self, argv: list[str], env: dict[str, str], io: IO) -> int:

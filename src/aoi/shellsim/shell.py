@@ -7,7 +7,8 @@ exec, but unlike one they are not kept for the next exec, because the twin rebui
 from __future__ import annotations
 
 from aoi.shellsim.context import ExecContext, ExecResult
-from aoi.shellsim.interpreter import STEP_LIMIT, Shell, StepLimit
+from aoi.shellsim.interpreter import Shell
+from aoi.shellsim.limits import STEP_LIMIT, StepLimit
 from aoi.shellsim.shell_builtins import shell_options
 from aoi.shellsim.shell_io import IO, Stdin
 
@@ -36,8 +37,8 @@ def shell_main(argv: list[str], ctx: ExecContext, bash: bool) -> ExecResult:
     try:
         status = shell.run_source(src, io)
     except StepLimit as limit:
-        why = str(limit) or f"stopped after {STEP_LIMIT} commands"
-        io.err += f"{shell.prefix()}{why} (does a loop never end?)\n".encode()
+        why = str(limit) or f"stopped after {STEP_LIMIT} commands (does a loop never end?)"
+        io.err += f"{shell.prefix()}{why}\n".encode()
         status = 124
     except RecursionError:  # a script that runs itself, or eval without end
         io.err += f"{shell.prefix()}stopped: commands nested too deeply\n".encode()

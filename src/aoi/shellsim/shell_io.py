@@ -55,7 +55,7 @@ def redirected(sh, redirs: list[Redir], io: IO, body) -> int:
         for path, buf in pending:
             try:
                 sh.ctx.write(path, bytes(buf), append=True)
-            except OSError as e:  # the simulated disk is full (context.FILE_LIMIT)
+            except OSError as e:  # the simulated disk is full (limits.FILE_LIMIT)
                 io.err += f"{sh.prefix()}{path}: {e.strerror}\n".encode()
 
 
