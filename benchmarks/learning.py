@@ -1,132 +1,221 @@
-"""Print what SFT and GRPO teach a local Observer (expert Probe/Executor/Compressor) on held-out problems.
+"""What SFT and GRPO teach a local Observer (expert Probe/Executor/Compressor) about problems it never saw.
 
-Teacher data: the expert team on problems that are on the train side of both by_target and by_family; then SFT
-(`aoi.train.sft`), then GRPO from the SFT adapter (`aoi.train.grpo`, per-decision rollouts). For base / SFT /
-SFT+GRPO it prints, on held-out targets (by_target test) and held-out families (by_family test): the format-valid
-rate of the Observer's decisions, avg@1 success and strict success, tokens per decision, and wall time.
+Phases, each writing into --work DIR and skipped once done (WORK/phases/NAME.json), so a killed run resumes at the
+phase it was in (evaluations keep their finished episodes; SFT and GRPO continue from their newest checkpoint):
+  teacher      the expert team on train-side keys (both by_target and by_family train) and on a few held-out-target
+               keys whose decisions are only the SFT's held-out loss rows
+  export       `aoi data export` of the teacher's trajectories
+  sft          SFT by epochs from the base; loss per decision position (first apart) on train and held-out rows;
+               checkpoints at the curve's shares
+  grpo         GRPO from the SFT adapter (per-decision rollouts in the twin), checkpoints at the curve's shares
+  eval-base, eval-sft@P, eval-sft, eval-grpo@P, eval-grpo, eval-expert
+               `aoi eval` of each variant on the same keys and seeds: held-out targets (by_target test; detection
+               half no-fault problems) and, for base, SFT, SFT+GRPO and the expert, held-out families (by_family
+               test); @P: the checkpoint at P% of the steps, on held-out targets (the learning curve)
+  report       the table, the curve (WORK/learning_curve.png; WORK/grpo/heldout.jsonl for `aoi report WORK/grpo`)
+               and the results JSON (always rewritten)
+`--phase NAME` runs one phase alone (its inputs must be done). The Observer runs on vLLM (`local:...+engine=vllm`)
+when aoi.models.vllm_server finds a vLLM python, on transformers otherwise; the run prints which.
 
-The real run (SmolLM2-135M, dozens of problems, hundreds of steps) takes hours on 2 CPU cores; the flags size it.
-Run:        python benchmarks/learning.py --base smollm2 --train-problems 40 --eval-problems 20 --sft-steps 300 \
-                --grpo-steps 100 --max-new-tokens 256
-Smoke run:  python benchmarks/learning.py --base tiny --train-problems 1 --eval-problems 1 --sft-steps 2 \
-                --grpo-steps 1 --max-new-tokens 16
+Sizes: --tiny (tiny random model, one teacher episode: CI checks every phase), --quick (SmolLM2, ~16 teacher
+episodes), default (SmolLM2, 60 teacher episodes, 40 held-out-target and 20 held-out-family episodes per variant).
+    nice -n 10 .venv/bin/python benchmarks/learning.py --work runs/learning          # default: the lead's run
+    nice -n 10 .venv/bin/python benchmarks/learning.py --quick --work runs/learning-quick
+    .venv/bin/python benchmarks/learning.py --tiny --work /tmp/learning-tiny
+Results: benchmarks/results/learning.json (default), learning-quick.json (--quick), WORK/learning.json (--tiny);
+adapters stay in WORK (not committed): the same command rebuilds them, seeded.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
-import statistics
-import tempfile
+import os
+import platform
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from aoi.config import load_config
-from aoi.data.export import export
-from aoi.data.generate import generate
-from aoi.data.splits import SplitRules, catalogue_keys, make_splits
-from aoi.train.episodes import GenerativeObserver
-from aoi.train.grpo import GrpoOptions, train_grpo
-from aoi.train.rollouts import State, play, valid_decision
-from aoi.train.sft import SftOptions, train_sft
+import learning_phases as phases
+import learning_results as results
+from learning_plan import SIZES, choose_keys, engine, percent, size_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+FINAL = {"base": None, "sft": 1.0, "grpo": 1.0}
 
 
-def choose(args) -> tuple[list, dict[str, list]]:
-    """Return (train pairs, {"held-out targets": pairs, "held-out families": pairs}), seeded."""
-    keys = catalogue_keys()
-    splits = make_splits(keys, SplitRules(seed=args.seed))
-    pair = {f"{k.problem_id}@{k.target or ''}": (k.problem_id, k.target) for k in keys}
-    train = sorted(set(splits["by_target"]["train"]) & set(splits["by_family"]["train"]))
-    rng = random.Random(args.seed)
-    picked = rng.sample(train, min(args.train_problems, len(train)))
-    held = {"held-out targets": splits["by_target"]["test"], "held-out families": splits["by_family"]["test"]}
-    held = {name: rng.sample(sorted(ks), min(args.eval_problems, len(ks))) for name, ks in held.items()}
-    return [pair[k] for k in picked], {name: [pair[k] for k in ks] for name, ks in held.items()}
+def plan(args, size_name: str) -> dict:
+    """Return the run's plan (size, seed, keys), written once into WORK/plan.json; refuse a WORK of another size."""
+    path = args.work / "plan.json"
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        if (saved["size_name"], saved["seed"]) != (size_name, args.seed):
+            sys.exit(f"error: {args.work} holds a {saved['size_name']} run with seed {saved['seed']}; give another "
+                     "--work, or the same size and seed to resume it")
+        return saved
+    size = SIZES[size_name]
+    saved = {"size_name": size_name, "size": size_dict(size), "seed": args.seed, "keys": choose_keys(size, args.seed),
+             "load_average_at_start": os.getloadavg(), "started_at": time.time()}
+    args.work.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(saved, indent=1) + "\n")
+    return saved
 
 
-def teacher_data(pairs: list, work: Path) -> Path:
-    """Run the expert on the train pairs and export the dataset; return its folder."""
-    config = load_config(overrides={"model": "expert"}, environ={})
-    generate(pairs, work / "teacher", config)
-    export([work / "teacher"], work / "data", overwrite=True)
-    return work / "data"
+def variants(size) -> dict[str, tuple[str, float | None, tuple[str, ...]]]:
+    """Return {phase: (run, share, sets)}: each evaluation phase, in order."""
+    both, targets = tuple(phases.SETS), ("held-out targets",)
+    found = {"eval-base": ("base", None, both)}
+    for run, curve in (("sft", size.sft_curve), ("grpo", size.grpo_curve)):
+        found |= {f"eval-{run}@{percent(share)}": (run, share, targets) for share in curve if share < 1}
+        found[f"eval-{run}"] = (run, 1.0, both)
+    return found | {"eval-expert": ("expert", None, both)}
 
 
-def train(args, data: Path, work: Path) -> dict[str, Path | None]:
-    """Train SFT then GRPO from it; return the adapter folder of each variant (None: the base)."""
-    train_sft(SftOptions(data=data, out=work / "sft", base=args.base, max_steps=args.sft_steps, seed=args.seed,
-                         learning_rate=args.sft_lr))
-    config = work / "grpo.json"
-    config.write_text(json.dumps({"grpo": {"num_generations": args.group, "per_device_train_batch_size": args.group,
-                                           "max_completion_length": args.max_new_tokens,
-                                           "save_steps": max(1, args.grpo_steps)}}))
-    train_grpo(GrpoOptions(data=data, out=work / "grpo", init=work / "sft", max_steps=args.grpo_steps,
-                           seed=args.seed, config=config))
-    return {"base": None, "SFT": work / "sft", "SFT+GRPO": work / "grpo"}
+def actions(work: Path, saved: dict, size, backend: str) -> dict:
+    """Return {phase: callable} for every phase, in order."""
+    seed, keys = saved["seed"], saved["keys"]
+    steps = {
+        "teacher": lambda: phases.teacher(work, keys, size),
+        "export": lambda: phases.export(work),
+        "sft": lambda: phases.sft(work, size, seed),
+        "grpo": lambda: phases.grpo(work, size, seed, backend),
+    }
+    for name, (run, share, sets) in variants(size).items():
+        steps[name] = lambda run=run, share=share, sets=sets, name=name: _evaluate(work, name, run, share, sets,
+                                                                                   saved, size, backend)
+    return steps
 
 
-def observer(base: str, adapter: Path | None, max_new_tokens: int) -> GenerativeObserver:
-    """Load the base (+ adapter) as a greedy Observer."""
-    from peft import PeftModel
-
-    from aoi.models.bases import load_base
-
-    model, tokenizer = load_base(base)
-    if adapter is not None:
-        model = PeftModel.from_pretrained(model, str(adapter)).eval()
-    return GenerativeObserver(model, tokenizer, max_new_tokens=max_new_tokens, temperature=0.0)
-
-
-def evaluate(policy: GenerativeObserver, pairs: list, episode_steps: int) -> dict:
-    """Play one episode per pair (avg@1); return format-valid rate, success, strict, tokens/decision, wall."""
-    started, outcomes, first = time.perf_counter(), [], len(policy.calls)
-    for problem_id, target in pairs:
-        outcomes.append(play(State(problem_id=problem_id, target=target), policy, max_steps=episode_steps))
-    calls = policy.calls[first:]
-    return {"format_valid": _mean([valid_decision(c["text"]) for c in calls]),
-            "success": _mean([o.success for o in outcomes]), "strict": _mean([o.strict for o in outcomes]),
-            "tokens_per_decision": _mean([len(c["completion_ids"]) for c in calls]),
-            "episodes": len(outcomes), "wall_s": round(time.perf_counter() - started, 1)}
+def _evaluate(work: Path, name: str, run: str, share, sets, saved: dict, size, backend: str) -> dict:
+    """Evaluate one variant: the expert, the base, or a run's checkpoint at `share` of its steps."""
+    step, observer = 0, "expert"
+    if run != "expert":
+        adapter = None
+        if run != "base":
+            adapter, step = phases.checkpoint_at(work / run, share)
+        observer = phases.observer_spec(size, adapter, backend)
+    record = phases.evaluate(work, name.removeprefix("eval-"), observer, saved["keys"], size, saved["seed"], sets)
+    return {**record, "run": run, "step": step, "engine": backend if run != "expert" else "expert"}
 
 
-def _mean(values: list) -> float:
-    """Return the mean of numbers or flags (0 for none)."""
-    return round(statistics.fmean(float(v) for v in values), 3) if values else 0.0
+def report(work: Path, saved: dict, size, args) -> dict:
+    """Write the table, the curve and the results JSON; return the JSON."""
+    records = {p.stem: json.loads(p.read_text()) for p in (work / "phases").glob("*.json")}
+    evaluations = {name.removeprefix("eval-"): records[name] for name in variants(size) if name in records}
+    table = results.table(evaluations)
+    sft_points = {v: r["step"] for v, r in evaluations.items() if r["run"] in ("base", "sft")}
+    grpo_points = {v: r["step"] for v, r in evaluations.items() if r["run"] == "grpo"}
+    learning = results.curve(table, sft_points, grpo_points, work)
+    _heldout(work, evaluations, table)
+    png = results.chart(learning, work / "learning_curve.png") if learning["sft_success"] else None
+    order = phases_in_order(size)
+    data = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "commit": _commit(),
+            "machine": _machine(), "load_average": {"start": saved["load_average_at_start"],
+                                                    "end": os.getloadavg()},
+            "size": saved["size_name"], "settings": saved["size"], "seed": saved["seed"], "keys": saved["keys"],
+            "phase_seconds": {n: records[n]["seconds"] for n in order if n in records},
+            "phases_missing": [n for n in phases_in_order(size) if n not in records],
+            "table": table, "curve": learning, "training": _manifests(work), "chart": str(png) if png else None,
+            "work": str(work), "rebuild": "adapters are not kept in the repository: rerun `command` (same seed) on a "
+                                          "fresh --work; SFT and GRPO are seeded, so it trains the same adapters"}
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    return data
+
+
+def _heldout(work: Path, evaluations: dict, table: dict) -> None:
+    """Write WORK/grpo/heldout.jsonl: held-out success per GRPO checkpoint, for `aoi report WORK/grpo`."""
+    if not (work / "grpo").is_dir():
+        return
+    lines = [{"step": record["step"], "set": name, "success": table[variant][name]["success"]}
+             for variant, record in evaluations.items() if record["run"] == "grpo"
+             for name in record["runs"]]
+    (work / "grpo" / "heldout.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _manifests(work: Path) -> dict:
+    """Return the SFT and GRPO manifests' metrics and versions."""
+    found = {}
+    for run in ("sft", "grpo"):
+        path = work / run / "manifest.json"
+        if path.is_file():
+            manifest = json.loads(path.read_text())
+            found[run] = {"version": manifest["version"], "metrics": manifest["metrics"]}
+    return found
+
+
+def _commit() -> str:
+    """Return the commit the run used (with "+dirty" when the tree had changes)."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
+def _machine() -> dict:
+    """Return what the figures depend on: platform, CPU, cores, memory."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else ""
+    return {"platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(memory, 1),
+            "python": platform.python_version()}
+
+
+def phases_in_order(size) -> list[str]:
+    """Return every phase but the report, in the order they run."""
+    return ["teacher", "export", "sft", "grpo", *variants(size)]
+
+
+def _check_inputs(work: Path, name: str, order: list[str]) -> None:
+    """Refuse to run a phase alone before the phases it reads (the evaluations read only the training phases)."""
+    needs = {"export": ["teacher"], "sft": ["export"], "grpo": ["sft"]}.get(name, [])
+    if name.startswith("eval-"):
+        needs = [run for run in ("sft", "grpo") if name.startswith(f"eval-{run}")]
+    missing = [n for n in needs if not phases.marker(work, n).is_file()]
+    if missing:
+        sys.exit(f"error: phase {name} reads the output of {', '.join(missing)}; run `--phase {missing[0]}` first")
+
+
+def parse() -> argparse.Namespace:
+    """Return the command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--tiny", action="store_true", help="tiny model, one teacher episode (CI)")
+    size.add_argument("--quick", action="store_true", help="SmolLM2, small sets (about 20 min on 2 cores)")
+    parser.add_argument("--work", type=Path, required=True, help="folder for every phase's output (resumes there)")
+    parser.add_argument("--phase", help="run this phase alone (e.g. sft, eval-base, report)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--results", type=Path, help="results JSON (default by size; see the docstring)")
+    return parser.parse_args()
 
 
 def main() -> None:
-    """Parse the flags, run teacher data, SFT, GRPO and the evaluations; print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--base", default="smollm2", help="tiny, smollm2 or a model directory")
-    parser.add_argument("--train-problems", type=int, default=40, help="teacher episodes (problem@target keys)")
-    parser.add_argument("--eval-problems", type=int, default=20, help="episodes per held-out set")
-    parser.add_argument("--sft-steps", type=int, default=300)
-    parser.add_argument("--sft-lr", type=float, default=2e-4)
-    parser.add_argument("--grpo-steps", type=int, default=100)
-    parser.add_argument("--group", type=int, default=4, help="GRPO samples per state (num_generations)")
-    parser.add_argument("--max-new-tokens", type=int, default=256, help="tokens per Observer decision")
-    parser.add_argument("--episode-steps", type=int, default=30, help="environment steps per episode")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--work", type=Path, default=None, help="folder for data and adapters (default: a temp one)")
-    args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="aoi-learning-"))
-    timings, started = {}, time.perf_counter()
-    pairs, held = choose(args)
-    data = teacher_data(pairs, work)
-    timings["teacher"] = time.perf_counter() - started
-    adapters = train(args, data, work)
-    timings["train"] = time.perf_counter() - started - timings["teacher"]
-    print(f"work {work}; {len(pairs)} teacher episodes; teacher {timings['teacher']:.0f} s, SFT+GRPO "
-          f"{timings['train']:.0f} s; base {args.base}")
-    print(f"{'variant':10} {'set':18} {'format':>7} {'success':>8} {'strict':>7} {'tok/dec':>8} {'n':>3} {'wall s':>7}")
-    for variant, adapter in adapters.items():
-        policy = observer(args.base, adapter, args.max_new_tokens)
-        for name, pairs_held in held.items():
-            row = evaluate(policy, pairs_held, args.episode_steps)
-            print(f"{variant:10} {name:18} {row['format_valid']:7.3f} {row['success']:8.3f} {row['strict']:7.3f} "
-                  f"{row['tokens_per_decision']:8.1f} {row['episodes']:3d} {row['wall_s']:7.1f}")
+    """Run the phases not done yet (or the one --phase names), then the report."""
+    args = parse()
+    name = "tiny" if args.tiny else "quick" if args.quick else "default"
+    suffix = "" if name == "default" else f"-{name}"
+    args.results = args.results or (args.work / "learning.json" if args.tiny else
+                                    ROOT / "benchmarks" / "results" / f"learning{suffix}.json")
+    saved, size = plan(args, name), SIZES[name]
+    backend, why = engine(size.base)
+    print(f"learning benchmark: {name}, base {size.base}, seed {args.seed}, work {args.work}; Observer on {backend} "
+          f"({why})", flush=True)
+    steps, order = actions(args.work, saved, size, backend), phases_in_order(size)
+    if args.phase and args.phase not in [*order, "report"]:
+        sys.exit(f"error: unknown phase {args.phase!r}; use one of {', '.join([*order, 'report'])}")
+    for phase in [args.phase] if args.phase else order:
+        if phase != "report":
+            _check_inputs(args.work, phase, order)
+            phases.run_phase(args.work, phase, steps[phase])
+    if not args.phase or args.phase == "report":
+        data = report(args.work, saved, size, args)
+        results.print_table(data["table"])
+        print(f"phase seconds: {data['phase_seconds']}\nresults {args.results}; chart {data['chart']}")
 
 
 if __name__ == "__main__":
+    if shutil.which("git") is None:
+        sys.exit("error: git is needed to record the commit")
     main()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 
 from aoi.evaluate.charts import CHAR, PALETTE
 
@@ -119,3 +120,56 @@ def text(lines: Lines, width: int = 60, height: int = 12) -> str:
     scale = f"{' ' * pad}  {left}{right:>{max(width - len(left), len(right))}}  {lines.x_label}"
     legend = "   ".join(f"{MARKS[i % len(MARKS)]} {name}" for i, name in enumerate(lines.series))
     return "\n".join([lines.title, *rows, axis, scale, legend])
+
+
+def png(charts: list[Lines], path: str | Path, width: int = 720, height: int = 280) -> Path:
+    """Write charts stacked top to bottom as one PNG file (Pillow, which tensorboard brings); return its path.
+
+    Example:
+        >>> import tempfile
+        >>> out = png([Lines(title="Reward", series={"a": [(1, 0.5), (2, 1.0)]}, x_label="step")],
+        ...           Path(tempfile.mkdtemp()) / "c.png")
+        >>> out.read_bytes()[:4]
+        b'\\x89PNG'
+    """
+    try:
+        from PIL import Image, ImageDraw
+    except ImportError as exc:
+        raise ValueError("a PNG chart needs Pillow: pip install 'aoi[train]' (tensorboard brings it)") from exc
+    image = Image.new("RGB", (width, height * len(charts)), "white")
+    draw = ImageDraw.Draw(image)
+    for index, lines in enumerate(charts):
+        _png_panel(draw, lines, index * height, width, height)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path, format="PNG")
+    return path
+
+
+def _png_panel(draw, lines: Lines, top: int, width: int, height: int) -> None:
+    """Draw one chart into the band of the image that starts at `top`."""
+    x0, x1, y0, y1 = bounds(lines)
+    span_x, span_y = width - LEFT - RIGHT, height - TOP - BOTTOM
+    bottom, right = top + TOP + span_y, LEFT + span_x
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return LEFT + span_x * (x - x0) / (x1 - x0), top + TOP + span_y * (y1 - y) / (y1 - y0)
+
+    draw.text((LEFT, top + 4), lines.title, fill="black")
+    draw.line([(LEFT, top + TOP), (LEFT, bottom), (right, bottom)], fill="#555555", width=1)
+    draw.text((4, top + TOP), _number(y1), fill="black")
+    draw.text((4, bottom - 10), _number(y0), fill="black")
+    draw.text((LEFT, bottom + 4), _number(x0), fill="black")
+    draw.text((right - 6 * len(_number(x1)), bottom + 4), _number(x1), fill="black")
+    draw.text((LEFT + span_x // 2 - 3 * len(lines.x_label), bottom + 20), lines.x_label, fill="black")
+    legend_x = LEFT
+    for i, (name, points) in enumerate(lines.series.items()):
+        colour = PALETTE[i % len(PALETTE)]
+        draw.rectangle([legend_x, top + 22, legend_x + 9, top + 31], fill=colour)
+        draw.text((legend_x + 14, top + 21), name, fill="black")
+        legend_x += 24 + 6 * len(name)
+        marks = [at(x, y) for x, y in points]
+        if len(marks) > 1:
+            draw.line(marks, fill=colour, width=2)
+        for cx, cy in marks:
+            draw.ellipse([cx - 3, cy - 3, cx + 3, cy + 3], fill=colour)

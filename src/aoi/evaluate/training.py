@@ -4,6 +4,8 @@ A training run is a folder of `aoi train grpo --out DIR` (any engine): it has `m
 `results.jsonl` (that is an eval run). Each line that has a `reward` is one optimizer step: `step`, `time` (unix
 seconds), `reward`, `rewards/<term>/mean`, and under `--engine echo` `wall` plus the Echo figures (policy version,
 staleness, idle shares, rollouts/s, ...). A resumed run logs some steps twice; the last line of a step wins.
+A run with `heldout.jsonl` (benchmarks/learning.py writes one: {"step", "set", "success"} per evaluated checkpoint)
+also gets a learning curve, reward and held-out success by step, in the report and as `learning_curve.png` beside it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from aoi.evaluate.linecharts import Lines, text
+from aoi.evaluate.linecharts import Lines, png, text
 from aoi.evaluate.render import Section, Table, html, markdown
 from aoi.evaluate.report import report_paths, run_arg
 
-METRICS, MANIFEST = "metrics.jsonl", "manifest.json"
+METRICS, MANIFEST, HELD_OUT = "metrics.jsonl", "manifest.json", "heldout.jsonl"
 MAX_ROWS = 20  # steps shown in the reward-by-step table (evenly spread, first and last included)
 
 
@@ -209,12 +211,35 @@ def training_sections(runs: list[TrainingRun]) -> list[Section]:
                 Section("Reward by step", "", [step_table(runs)], [by_step], [text(by_step)]),
                 Section("Reward by wall-clock", "Seconds since the run started: Echo's `wall`; for TRL runs, from the "
                         "start of the first step.", [], [by_wall], [text(by_wall)])]
+    curve = learning_curve(runs)
+    if curve:
+        sections.append(Section("Learning curve", f"Held-out success of the checkpoints ({HELD_OUT}) and reward, by "
+                                "step; also drawn in learning_curve.png beside this report.", [], [curve],
+                                [text(curve)]))
     echo = echo_table(runs)
     if echo:
         sections.append(Section("Echo", "Policy version after the last step; staleness (trainer version minus the "
                                 "version a group was sampled at) over the run; idle shares, rollouts/s and tokens/s "
                                 "at the end; weight sync: mean seconds a sampler took to load a new adapter.", [echo]))
     return sections
+
+
+def learning_curve(runs: list[TrainingRun]) -> Lines | None:
+    """Return reward and held-out success by step for the runs with a heldout.jsonl (None when none has one)."""
+    series = {}
+    for run in runs:
+        held = [json.loads(line) for line in _lines(run.path / HELD_OUT)]
+        for name in dict.fromkeys(h["set"] for h in held):
+            series[f"{run.name} {name} success"] = sorted((float(h["step"]), float(h["success"])) for h in held
+                                                          if h["set"] == name)
+        if held:
+            series[f"{run.name} reward"] = [(float(s["step"]), float(s["reward"])) for s in run.steps]
+    return Lines(title="Learning curve", series=series, x_label="step") if series else None
+
+
+def _lines(path: Path) -> list[str]:
+    """Return a file's non-empty lines (none when it is missing)."""
+    return [line for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
 
 
 def _meta(runs: list[TrainingRun]) -> list[str]:
@@ -236,5 +261,8 @@ def write_training_report(run_dir: str | Path, compare_dirs: list[str | Path] = 
     md_path, html_path = report_paths(runs[0].path, out)
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(markdown(title, _meta(runs), sections), encoding="utf-8")
+    curve = learning_curve(runs)
+    if curve:
+        png([curve], md_path.parent / "learning_curve.png")
     html_path.write_text(html(title, _meta(runs), sections), encoding="utf-8")
     return md_path, html_path

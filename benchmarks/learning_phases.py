@@ -1,0 +1,172 @@
+"""The phases of benchmarks/learning.py: each writes into the work folder and is skipped once its marker is there.
+
+A phase is done when `WORK/phases/<name>.json` exists (written last, with its wall seconds); its output stays where
+it is and later phases read it. A phase that was killed runs again: the teacher data and every evaluation are
+`aoi eval` run directories, which keep their finished episodes; SFT and GRPO continue from their newest complete
+checkpoint (or start afresh when none was written).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from learning_plan import Size, pairs
+
+SETS = {"held-out targets": "targets", "held-out families": "families"}
+
+
+def marker(work: Path, name: str) -> Path:
+    """Return the done marker of a phase."""
+    return work / "phases" / f"{name}.json"
+
+
+def run_phase(work: Path, name: str, action) -> dict:
+    """Run a phase unless its marker says it is done; write the marker; return it."""
+    path = marker(work, name)
+    if path.is_file():
+        record = json.loads(path.read_text())
+        print(f"phase {name}: done before ({record['seconds']:.0f} s), skipped", flush=True)
+        return record
+    print(f"phase {name}: running", flush=True)
+    started = time.time()
+    detail = action() or {}
+    record = {"phase": name, "seconds": round(time.time() - started, 1), "finished_at": time.time(), **detail}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record, indent=1) + "\n")
+    temporary.replace(path)
+    print(f"phase {name}: done in {record['seconds']:.0f} s", flush=True)
+    return record
+
+
+def teacher(work: Path, keys: dict, size: Size) -> dict:
+    """The expert team on the teacher keys and the held-out loss keys (an `aoi eval` run directory, resumable)."""
+    from aoi.config import load_config
+    from aoi.data.generate import generate
+
+    # the same step budget as GRPO's rollouts: their replay of a recorded prefix must see the same prompts
+    config = load_config(overrides={"model": "expert", "env.max_steps": size.episode_steps}, environ={})
+    generate(pairs(keys["teacher"] + keys["loss"]), work / "teacher", config, workers=size.workers)
+    return {"episodes": len(keys["teacher"]) + len(keys["loss"])}
+
+
+def export(work: Path) -> dict:
+    """The teacher's trajectories as the SFT and RL datasets (rewritten whole: it takes seconds)."""
+    from aoi.data.export import export as write
+
+    return {"counts": write([work / "teacher"], work / "data", overwrite=True)}
+
+
+def _fresh_unless_checkpoint(out: Path) -> bool:
+    """Return whether `out` has a complete checkpoint to resume from; otherwise empty it (a killed first stretch)."""
+    done = [p for p in (out / "checkpoints").glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
+    if not done and out.exists():
+        shutil.rmtree(out)
+    return bool(done)
+
+
+def sft(work: Path, size: Size, seed: int) -> dict:
+    """SFT from the base, checkpoints at the curve's shares; resumes from the newest checkpoint."""
+    from aoi.train.sft import SftOptions, train_sft
+
+    out = work / "sft"
+    resume = _fresh_unless_checkpoint(out)
+    manifest = train_sft(SftOptions(data=work / "data", out=out, base=size.base, epochs=size.sft_epochs,
+                                    learning_rate=size.sft_lr, max_length=size.sft_max_length, seed=seed,
+                                    save_steps=min(size.sft_curve), eval_every=min(size.sft_curve), resume=resume))
+    return {"resumed": resume, "steps": manifest["metrics"]["steps"]}
+
+
+def grpo(work: Path, size: Size, seed: int, engine: str) -> dict:
+    """GRPO from the SFT adapter, checkpoints at the curve's shares; resumes from the newest checkpoint."""
+    from aoi.train.grpo import GrpoOptions, train_grpo
+
+    out, config = work / "grpo", work / "grpo.json"
+    resume = _fresh_unless_checkpoint(out)
+    every = max(1, round(min(size.grpo_curve) * size.grpo_steps))
+    settings = {"grpo": {"num_generations": size.group, "per_device_train_batch_size": size.group,
+                         "max_completion_length": size.max_new_tokens, "save_steps": every,
+                         "save_total_limit": None},
+                "rollout": {"episode_steps": size.episode_steps}}
+    config.write_text(json.dumps(settings, indent=1) + "\n")
+    manifest = train_grpo(GrpoOptions(data=work / "data", out=out, init=work / "sft", max_steps=size.grpo_steps,
+                                      seed=seed, config=config, resume=resume))
+    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "sampling": "transformers"}
+
+
+def checkpoint_at(run: Path, share: float) -> tuple[Path, int]:
+    """Return (adapter folder, step) nearest to `share` of a finished run's steps (1.0: the final adapter)."""
+    steps = json.loads((run / "manifest.json").read_text())["metrics"]["steps"]
+    if share >= 1.0:
+        return run, steps
+    found = {int(p.name.rpartition("-")[2]): p for p in (run / "checkpoints").glob("checkpoint-*")}
+    if not found:
+        raise SystemExit(f"{run}/checkpoints holds no checkpoint; delete {run} and its phase marker, then rerun")
+    step = min(found, key=lambda s: abs(s - share * steps))
+    return found[step], step
+
+
+def observer_spec(size: Size, adapter: Path | None, engine: str) -> str:
+    """Return the Observer's model spec: the base, an adapter, the decision cap, and vLLM where it is used."""
+    spec = f"local:{size.base}" + (f"+adapter={adapter}" if adapter else "")
+    spec += f"+max_new_tokens={size.max_new_tokens}"
+    return spec + ("+engine=vllm" if engine == "vllm" else "+threads=1")
+
+
+def evaluate(work: Path, variant: str, observer: str, keys: dict, size: Size, seed: int,
+             sets: tuple[str, ...]) -> dict:
+    """Evaluate one variant on held-out sets with `aoi eval` (same keys, same seeds); return its run folders."""
+    folder = work / "eval" / variant
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "config.yaml"
+    models = {} if observer == "expert" else {"observer": {"spec": observer}}
+    config.write_text(yaml.safe_dump({"model": "expert", "models": models, "env": {"max_steps": size.episode_steps},
+                                      "agent": {"max_iterations": size.max_iterations}}))
+    runs = {}
+    for name in sets:
+        out = folder / SETS[name]
+        _aoi_eval(work, f"{variant}-{SETS[name]}", [*key_args(keys[name], work, name), "--out", str(out),
+                  "--config", str(config), "-k", str(size.seeds), "--seed", str(seed), "--workers", str(size.workers)])
+        _check_complete(out, len(keys[name]) * size.seeds)
+        runs[name] = str(out)
+    return {"observer": observer, "runs": runs}
+
+
+def _check_complete(run: Path, expected: int) -> None:
+    """Stop the benchmark when an evaluation recorded fewer episodes than it planned (its log says why)."""
+    path = run / "results.jsonl"
+    got = sum(1 for line in path.read_text().splitlines() if line.strip()) if path.is_file() else 0
+    if got < expected:
+        raise SystemExit(f"{run} holds {got} of its {expected} episodes (see WORK/logs); rerun the benchmark to "
+                         "retry the missing ones")
+
+
+def key_args(keys: list[str], work: Path, name: str) -> list[str]:
+    """Return `aoi eval`'s arguments that run exactly these keys: --keys when it has it, else a one-part split."""
+    helped = subprocess.run([sys.executable, "-m", "aoi", "eval", "--help"], capture_output=True, text=True,
+                            env={**os.environ, "COLUMNS": "200"}).stdout
+    if "--keys" in helped:
+        return ["--keys", ",".join(keys)]
+    folder = work / "keys" / SETS[name]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "splits.json").write_text(json.dumps({"by_target": {"train": [], "test": keys}}) + "\n")
+    return ["--split", "by_target:test", "--data", str(folder)]
+
+
+def _aoi_eval(work: Path, label: str, args: list[str]) -> None:
+    """Run `aoi eval` with its output in WORK/logs/LABEL.log; stop the benchmark when it fails."""
+    log = work / "logs" / f"{label}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as handle:
+        done = subprocess.run([sys.executable, "-m", "aoi", "eval", *args], stdout=handle, stderr=subprocess.STDOUT,
+                              env={**os.environ, "COLUMNS": "160"})
+    if done.returncode != 0:
+        tail = "\n".join(log.read_text().splitlines()[-5:])
+        raise SystemExit(f"`aoi eval {' '.join(args)}` exited {done.returncode}; see {log}:\n{tail}")

@@ -1,0 +1,115 @@
+"""What benchmarks/learning.py runs: its three sizes, the problem keys (teacher, held-out sets) and the engine.
+
+The keys come from the catalogue's splits (aoi.data.splits, seeded): teacher episodes on keys that are on the train
+side of both by_target and by_family; held-out targets from the by_target test side, the same number per task type,
+detection half faulted and half no-fault problems (kept out of the teacher data, so "Yes" is not always right);
+held-out families from the by_family test side. Every variant is evaluated on the same keys with the same seeds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import random
+from dataclasses import asdict, dataclass
+
+TASK_TYPES = ("detection", "localization", "analysis", "mitigation")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Size:
+    """One configuration of the benchmark (every count it runs)."""
+
+    base: str
+    teacher_keys: int  # expert episodes on the train side (the SFT and GRPO data)
+    loss_keys: int  # expert episodes on held-out targets: the SFT's held-out loss rows (never trained on)
+    targets_per_type: int  # held-out-target keys per task type (x seeds episodes each)
+    family_keys: int  # held-out-family keys
+    seeds: int  # attempts per key (attempt a runs with seed + a)
+    sft_epochs: float
+    sft_lr: float
+    sft_max_length: int | None
+    sft_curve: tuple[float, ...]  # shares of the SFT steps whose checkpoint is evaluated (1.0: the final adapter)
+    grpo_steps: int
+    grpo_curve: tuple[float, ...]
+    group: int  # GRPO samples per state
+    max_new_tokens: int  # tokens per Observer decision
+    max_iterations: int  # Observer decisions per episode
+    episode_steps: int  # environment actions per episode
+    workers: int  # episodes at once in each evaluation
+
+
+SIZES = {
+    "tiny": Size(base="tiny", teacher_keys=1, loss_keys=1, targets_per_type=1, family_keys=1, seeds=2,
+                 sft_epochs=1, sft_lr=5e-3, sft_max_length=None, sft_curve=(0.5, 1.0), grpo_steps=1,
+                 grpo_curve=(1.0,), group=2, max_new_tokens=24, max_iterations=2, episode_steps=20, workers=2),
+    "quick": Size(base="smollm2", teacher_keys=16, loss_keys=2, targets_per_type=1, family_keys=2, seeds=2,
+                  sft_epochs=2, sft_lr=2e-4, sft_max_length=3072, sft_curve=(0.5, 1.0), grpo_steps=4,
+                  grpo_curve=(1.0,), group=2, max_new_tokens=192, max_iterations=6, episode_steps=15, workers=2),
+    "default": Size(base="smollm2", teacher_keys=60, loss_keys=6, targets_per_type=5, family_keys=10, seeds=2,
+                    sft_epochs=3, sft_lr=2e-4, sft_max_length=3072, sft_curve=(0.25, 0.5, 1.0), grpo_steps=30,
+                    grpo_curve=(0.5, 1.0), group=4, max_new_tokens=256, max_iterations=10, episode_steps=30,
+                    workers=2),
+}
+
+
+def size_dict(size: Size) -> dict:
+    """Return a size as plain data (tuples as lists, as JSON reads them back)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(size).items()}
+
+
+def percent(share: float) -> int:
+    """Return a curve share as a whole percentage (a phase name's suffix)."""
+    return round(100 * share)
+
+
+def _task_type(key: str) -> str:
+    """Return the task type of a "problem@target" key."""
+    from aoi.problems import make
+
+    return make(key.partition("@")[0]).task_type
+
+
+def choose_keys(size: Size, seed: int) -> dict[str, list[str]]:
+    """Return {"teacher", "loss", "held-out targets", "held-out families"}: "problem@target" keys, seeded."""
+    from aoi.data.splits import SplitRules, catalogue_keys, make_splits
+
+    keys = catalogue_keys()
+    splits, rng = make_splits(keys, SplitRules(seed=seed)), random.Random(seed)
+    no_fault = sorted(k.name for k in keys if k.family == "no_op")
+    by_type = {t: sorted(k for k in splits["by_target"]["test"] if _task_type(k) == t) for t in TASK_TYPES}
+    targets = []
+    for task_type, pool in by_type.items():
+        count = size.targets_per_type
+        if task_type == "detection":  # half of them no-fault problems, unseen in training
+            unseen = rng.sample(no_fault, min(count // 2, len(no_fault)))
+            targets += unseen
+            count -= len(unseen)
+        targets += rng.sample(pool, min(count, len(pool)))
+    families = rng.sample(sorted(splits["by_family"]["test"]), size.family_keys)
+    train = sorted(set(splits["by_target"]["train"]) & set(splits["by_family"]["train"]) - set(targets))
+    teacher = rng.sample(train, min(size.teacher_keys, len(train)))
+    loss = [k for k in targets if k not in no_fault][:size.loss_keys]
+    return {"teacher": teacher, "loss": loss, "held-out targets": targets, "held-out families": families}
+
+
+def pairs(keys: list[str]) -> list[tuple[str, str | None]]:
+    """Return (problem_id, target) pairs of keys (target None for "")."""
+    return [(key.partition("@")[0], key.partition("@")[2] or None) for key in keys]
+
+
+def engine(base: str) -> tuple[str, str]:
+    """Return ("vllm" or "transformers", why): vLLM when aoi.models.vllm_server exists and finds a vLLM python."""
+    if importlib.util.find_spec("aoi.models.vllm_server") is None:
+        return "transformers", "aoi.models.vllm_server is not in this tree"
+    if base == "tiny":
+        return "transformers", "vLLM's CPU backend cannot serve tiny (heads of 16 dimensions)"
+    finder = next((getattr(importlib.import_module(module), "find_python", None)
+                   for module in ("aoi.models.vllm_server", "aoi.models.vllm_launch")
+                   if importlib.util.find_spec(module) and hasattr(importlib.import_module(module), "find_python")),
+                  None)
+    try:
+        found = finder() if finder else None
+    except Exception as exc:  # noqa: BLE001 - any failure to find vLLM means: use transformers
+        return "transformers", f"no vLLM python ({exc})"
+    return ("vllm", f"vLLM python {found}") if found else ("transformers", "no vLLM python found")

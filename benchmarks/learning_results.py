@@ -1,0 +1,130 @@
+"""The figures of benchmarks/learning.py: per variant and held-out set, the learning curve, and learning.json.
+
+Per variant and set (from each evaluation's results.jsonl): AIOpsLab success and strict success overall (mean over
+all episodes, and per seed for the spread) and per task type, the successes that came from a forced submit at the
+iteration limit (when `aoi eval` records them), the Observer's format-valid rate, environment steps, and episode
+seconds per Observer decision. The curve: held-out-target success of the SFT adapter at its checkpoints (step 0 is the
+base) and of GRPO at its checkpoints (x continues after the SFT's last step), with GRPO's reward by step.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+FORCED = ("forced_submit", "forced")  # the row field `aoi eval` marks a forced submit with (the first one present)
+
+
+def rows(run: str | Path) -> list[dict]:
+    """Return an evaluation's result rows."""
+    path = Path(run) / "results.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def _mean(values: list) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def _forced(row: dict) -> bool | None:
+    """Return whether a row's answer came from a forced submit (None when the run does not record it)."""
+    return next((bool(row[name]) for name in FORCED if name in row), None)
+
+
+def figures(results: list[dict]) -> dict:
+    """Return one variant's figures on one set (see the module docstring)."""
+    observer = [r.get("replies", {}).get("observer", {}) for r in results]
+    decisions = sum(o.get("replies", 0) for o in observer)
+    by_seed, by_type = defaultdict(list), defaultdict(list)
+    for row in results:
+        by_seed[row["seed"]].append(row["success"])
+        by_type[row["task_type"]].append(row["success"])
+    seed_rates = [statistics.fmean(v) for _, v in sorted(by_seed.items())]
+    forced = [_forced(r) for r in results if r["success"]]
+    return {"episodes": len(results), "success": _mean([r["success"] for r in results]),
+            "success_seed_std": round(statistics.pstdev(seed_rates), 4) if seed_rates else None,
+            "success_by_seed": [round(rate, 4) for rate in seed_rates],
+            "strict": _mean([r["strict_success"] for r in results]),
+            "by_task_type": {t: _mean(v) for t, v in sorted(by_type.items())},
+            "forced_submit_successes": None if None in forced else sum(forced),
+            "format_valid": round(1 - sum(o.get("format_errors", 0) for o in observer) / decisions, 4)
+            if decisions else None,
+            "steps": _mean([r.get("steps") for r in results]),
+            "seconds_per_decision": round(sum(r.get("seconds", 0) for r in results) / decisions, 2)
+            if decisions else None}
+
+
+def baselines(run: str | Path) -> dict | None:
+    """Return the constant-answer baselines an evaluation's summary.json holds, when `aoi eval` writes them."""
+    path = Path(run) / "summary.json"
+    summary = json.loads(path.read_text()) if path.is_file() else {}
+    found = {k: v for k, v in summary.items() if "baseline" in k}
+    return found or None
+
+
+def table(evaluations: dict[str, dict]) -> dict:
+    """Return {variant: {set: figures}} from the evaluation phases' records ({variant: {"runs": {set: dir}}})."""
+    return {variant: {name: {**figures(rows(run)), "constant_baseline": baselines(run)}
+                      for name, run in record["runs"].items()}
+            for variant, record in evaluations.items()}
+
+
+def print_table(results: dict) -> None:
+    """Print the table: one line per variant and set."""
+    print(f"{'variant':14} {'set':18} {'n':>3} {'success':>8} {'±seeds':>7} {'strict':>7} {'forced':>6} "
+          f"{'format':>7} {'steps':>6} {'s/dec':>6}  per task type")
+    for variant, sets in results.items():
+        for name, f in sets.items():
+            types = " ".join(f"{t[:4]} {v:.2f}" for t, v in f["by_task_type"].items())
+            print(f"{variant:14} {name:18} {f['episodes']:3d} {_n(f['success'], 3):>8} "
+                  f"{_n(f['success_seed_std'], 3):>7} {_n(f['strict'], 3):>7} "
+                  f"{_n(f['forced_submit_successes'], 0):>6} {_n(f['format_valid'], 3):>7} "
+                  f"{_n(f['steps'], 1):>6} {_n(f['seconds_per_decision'], 1):>6}  {types}")
+
+
+def _n(value, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def curve(results: dict, sft_points: dict[str, int], grpo_points: dict[str, int], work: Path) -> dict:
+    """Return the learning curve: SFT and GRPO held-out-target success by step, and GRPO's reward by step."""
+    target = "held-out targets"
+    sft = [(step, results[v][target]["success"]) for v, step in sft_points.items() if v in results]
+    last = max(sft_points.values(), default=0)
+    grpo = [(last + step, results[v][target]["success"]) for v, step in grpo_points.items() if v in results]
+    rewards = [(last + line["step"], line["reward"]) for line in _jsonl(work / "grpo" / "metrics.jsonl")
+               if "reward" in line]
+    zero_std = [(line["step"], line["frac_reward_zero_std"]) for line in _jsonl(work / "grpo" / "metrics.jsonl")
+                if "frac_reward_zero_std" in line]
+    losses = [line for line in _jsonl(work / "sft" / "metrics.jsonl") if "train/loss_first" in line]
+    return {"sft_success": sorted(sft), "grpo_success": sorted(grpo), "grpo_reward": rewards,
+            "grpo_frac_reward_zero_std": zero_std, "sft_steps": last,
+            "sft_position_losses": [{k: v for k, v in line.items() if k == "step" or "/loss_" in k}
+                                    for line in losses]}
+
+
+def _jsonl(path: Path) -> list[dict]:
+    """Return a JSONL file's records (none when it is missing; a torn last line skipped)."""
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    return records
+
+
+def chart(learning: dict, path: Path) -> Path:
+    """Write the curve as a PNG: held-out-target success by step (SFT, then GRPO) above GRPO's reward by step."""
+    from aoi.evaluate.linecharts import Lines, png
+
+    x_label = "training step (SFT, then GRPO)"
+    success = Lines(title="Held-out-target success", x_label=x_label, x_min=0.0, series={
+        "SFT": [(float(x), y) for x, y in learning["sft_success"] if y is not None],
+        "SFT+GRPO": [(float(x), y) for x, y in learning["grpo_success"] if y is not None]})
+    reward = Lines(title="GRPO reward", x_label=x_label, series={"reward": learning["grpo_reward"]})
+    return png([success, reward], path)

@@ -1,0 +1,105 @@
+"""benchmarks/learning.py --tiny through every phase, killed in the middle of one and resumed.
+
+The resumed run must skip the finished phases (their outputs keep their mtimes), keep the killed evaluation's
+finished episodes, and write a results JSON with every field. One run of the whole tiny benchmark: a few minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "learning.py"
+KILLED_IN = "eval-sft"  # the phase the first run is killed in, once it recorded an episode
+FIELDS = {"command", "commit", "machine", "load_average", "size", "settings", "seed", "keys", "phase_seconds",
+          "phases_missing", "table", "curve", "training", "chart", "work", "rebuild"}
+
+
+def start(work: Path, log: Path, *more: str) -> subprocess.Popen:
+    with log.open("a") as handle:
+        return subprocess.Popen([sys.executable, str(SCRIPT), "--tiny", "--work", str(work), *more], cwd=ROOT,
+                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for(path: Path, process: subprocess.Popen, limit: float = 1200) -> None:
+    deadline = time.monotonic() + limit
+    while not (path.is_file() and path.read_text().strip()):
+        assert process.poll() is None, f"the benchmark ended (rc {process.returncode}) before {path} had a line"
+        assert time.monotonic() < deadline, f"{path} had no line after {limit} s"
+        time.sleep(1)
+
+
+def outputs(work: Path) -> dict[str, int]:
+    """Return the mtime of every output of the phases done before the kill."""
+    kept = [*(work / "phases").glob("*.json"), work / "teacher" / "results.jsonl", work / "data" / "splits.json",
+            work / "sft" / "adapter_model.safetensors", work / "grpo" / "adapter_model.safetensors",
+            *(work / "eval" / "base").rglob("results.jsonl")]
+    return {str(p): p.stat().st_mtime_ns for p in kept}
+
+
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory):
+    work, log = tmp_path_factory.mktemp("learning"), tmp_path_factory.mktemp("logs") / "learning.log"
+    first = start(work, log)
+    killed_eval = work / "eval" / "sft" / "targets" / "results.jsonl"
+    try:
+        wait_for(killed_eval, first)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)  # the benchmark, its `aoi eval` and that eval's workers
+        first.wait()
+    before, rows_before = outputs(work), killed_eval.read_text().splitlines()
+    second = start(work, log)
+    assert second.wait(timeout=1200) == 0, log.read_text()[-3000:]
+    return work, log.read_text(), before, rows_before
+
+
+def test_the_resumed_run_skips_the_finished_phases_and_reuses_their_output(resumed):
+    work, log, before, _ = resumed
+    resumed_part = log.split(f"phase {KILLED_IN}: running", 1)[1]  # the first run's part ends in that phase
+    for phase in ("teacher", "export", "sft", "grpo", "eval-base", "eval-sft@50"):
+        assert f"phase {phase}: done before" in resumed_part
+    assert f"phase {KILLED_IN}: running" in resumed_part and f"phase {KILLED_IN}: done in" in resumed_part
+    assert before and outputs(work) | before == outputs(work)  # nothing finished before the kill was rewritten
+
+
+def test_the_killed_evaluation_kept_its_finished_episodes(resumed):
+    work, _, _, rows_before = resumed
+    rows = (work / "eval" / "sft" / "targets" / "results.jsonl").read_text().splitlines()
+    assert rows[:len(rows_before)] == rows_before and len(rows) == 8  # 4 keys x 2 seeds
+
+
+def test_the_results_json_has_every_field_and_figure(resumed):
+    work = resumed[0]
+    data = json.loads((work / "learning.json").read_text())
+    assert set(data) >= FIELDS and data["phases_missing"] == [] and data["size"] == "tiny"
+    assert set(data["table"]) == {"base", "sft@50", "sft", "grpo", "expert"}
+    for variant, sets in data["table"].items():
+        expected = {"held-out targets"} if "@" in variant else {"held-out targets", "held-out families"}
+        assert set(sets) == expected
+        assert sets["held-out targets"]["episodes"] == 8 and len(sets["held-out targets"]["success_by_seed"]) == 2
+    curve = data["curve"]
+    assert [x for x, _ in curve["sft_success"]] == [0, curve["sft_steps"] // 2, curve["sft_steps"]]
+    assert curve["grpo_reward"] and curve["sft_position_losses"][0]["step"] == 0
+    assert Path(data["chart"]).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_aoi_report_shows_the_learning_curve_of_the_grpo_run(resumed):
+    from aoi.evaluate.training import write_training_report
+
+    markdown, _ = write_training_report(resumed[0] / "grpo")
+    assert "Learning curve" in markdown.read_text() and (markdown.parent / "learning_curve.png").is_file()
+
+
+def test_a_phase_runs_alone_and_a_done_one_is_skipped(resumed):
+    work = resumed[0]
+    done = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--work", str(work), "--phase", "sft"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "phase sft: done before" in done.stdout and "eval-base" not in done.stdout
