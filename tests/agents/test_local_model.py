@@ -56,6 +56,33 @@ def test_constrained_decoding_makes_every_observer_decision_valid(tiny):
     assert traj.error is None and "Detection Accuracy" in traj.results
 
 
+def test_a_local_observer_decides_in_the_compact_format_and_the_expert_can_too(tiny):
+    from aoi.models.compact import read_choices
+    from aoi.models.local import LocalModel
+
+    traj = _episode(LocalModel.from_loaded(*tiny, temperature=1.0, seed=2, max_new_tokens=40), 2)
+    prompts = [s.messages for s in traj.steps if s.role == "observer" and s.messages]
+    assert prompts and all(read_choices(m) == ("detection", ["Yes", "No"]) for m in prompts)
+    assert "Answer format when you submit" not in prompts[0][-1]["content"]
+
+
+def test_localization_choices_narrow_to_the_components_the_findings_name():
+    from aoi.agents.runtime import components
+    from aoi.models.compact import read_choices
+    from aoi.models.expert import ExpertModel
+
+    config = load_config(overrides={"model": "expert", "agent.decision_format": "compact"}, environ={})
+    env = make("network_loss_hotel_res-localization-1")
+    try:
+        traj = run_episode(env, config, dict.fromkeys(("observer", "probe", "executor", "compressor"), ExpertModel()))
+    finally:
+        env.close()
+    first, second = [read_choices(s.messages)[1] for s in traj.steps if s.role == "observer" and s.messages][:2]
+    assert first == list(components("hotel-reservation"))  # nothing reported yet: every component of the app
+    assert "user" in second and len(second) < len(first)  # the survey named the faulty one among a few
+    assert traj.submission == ["user"] and traj.results["strict_success"]
+
+
 def test_the_reply_schemas_agree_with_what_the_agents_parse():
     assert list(NEXT_STEPS) == constrained.NEXT_STEPS
     for role, tools in constrained.ROLE_TOOLS.items():

@@ -286,17 +286,24 @@ def test_the_executor_runs_each_command_then_checks_the_pods():
     ("auth_miss_mongodb-mitigation-1", None),
     ("scale_pod_zero_social_net-mitigation-1", "media-mongodb"),
 ])
-def test_the_expert_team_solves_problems_of_every_task_type(problem_id, target):
+@pytest.mark.parametrize("decision_format", ["standard", "compact"])
+def test_the_expert_team_solves_problems_of_every_task_type(problem_id, target, decision_format):
+    from jsonschema import validate
+
     from aoi.agents.runtime import run_episode
     from aoi.config import load_config
+    from aoi.models.compact import reply_schema
 
     env = make(problem_id, target=target)
     try:
         model = ExpertModel()
-        traj = run_episode(env, load_config(overrides={"model": "expert"}), dict.fromkeys(ROLES, model))
+        config = load_config(overrides={"model": "expert", "agent.decision_format": decision_format}, environ={})
+        traj = run_episode(env, config, dict.fromkeys(ROLES, model))
     finally:
         env.close()
     assert traj.error is None
+    for step in (s for s in traj.steps if s.role == "observer" and s.messages and decision_format == "compact"):
+        validate(json.loads(step.text), reply_schema("observer", step.messages))  # what a local model could write
     results = traj.results
     solved = results["Detection Accuracy"] == "Correct" if "Detection Accuracy" in results else results["success"]
     assert solved and results["strict_success"], (traj.submission, results)

@@ -4,10 +4,17 @@ It overrides how its messages are built (from memory, within its context budget,
 does: its tools are `probe` and `execute` (a sub-agent runs the decision's instruction; the compressed report goes
 to memory) and `submit` (ends the loop). It submits exactly once, in the task's format, also when its iterations or
 the environment's steps run out.
+
+Decisions come in one of two formats (`agent.decision_format`): the standard one (phase, plan, hypotheses, next,
+instruction, context, answer) for API models and the expert, and the compact one (next, instruction or answer, the
+answer chosen from the prompt's answer choices: aoi.models.compact) for small local models, which `auto` picks for
+any model that declares it (`decision_format = "compact"`) or whose name starts with `local:`. A compact decision
+writes no context: the sub-agent is told the namespace and the findings the prompt showed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +25,7 @@ from aoi.agents.loop import LimitsExceeded, Loop, Recorder, Retry, SubAgent, Sub
 from aoi.agents.memory import Finding, Memory, as_text
 from aoi.agents.tools import declared, render_team
 from aoi.models.base import ModelError
+from aoi.models.compact import COMPACT, STANDARD, answer_choices, choices_line
 from aoi.models.expert import contract
 from aoi.protocols import Model, Role, Status
 
@@ -29,6 +37,7 @@ ANSWER_FORMATS = {
                 '"Network/Storage Issue" | "Operation Error" | "Dependency Problem"}',
     "mitigation": "null (submit after the fix is made and verified)",
 }
+FORMATS = ("auto", STANDARD, COMPACT)  # agent.decision_format
 MODEL_ERROR_LIMIT = 3  # failed model calls in a row (each already retried by the model) that end the episode
 NEXT_STEPS = tuple(t.name for t in declared()[Role.OBSERVER])  # probe | execute | submit: a decision's "next"
 
@@ -50,6 +59,27 @@ class Episode:
     max_iterations: int
     submit: Callable[[str], str]  # submit action text -> the environment's observation
     steps_left: Callable[[], int]  # environment actions left
+    decision_format: str = STANDARD  # standard | compact (see the module's docstring)
+    namespace: str = ""  # the app's namespace (a compact decision's sub-agent is told it)
+    components: tuple[str, ...] = ()  # the app's components: the names a compact localization answer may give
+
+
+def decision_format(setting: str, model: Model) -> str:
+    """Return the decision format a run's Observer uses: the setting, or for `auto` the model's own.
+
+    Example:
+        >>> from aoi.models.replay import ReplayModel
+        >>> decision_format("auto", ReplayModel([])), decision_format("compact", ReplayModel([]))
+        ('standard', 'compact')
+    """
+    if setting not in FORMATS:
+        raise ValueError(f"unknown decision format {setting!r}; use {', '.join(FORMATS)} (agent.decision_format)")
+    if setting != "auto":
+        return setting
+    declared_format = getattr(model, "decision_format", None)
+    if declared_format in (STANDARD, COMPACT):
+        return declared_format
+    return COMPACT if str(getattr(model, "name", "")).startswith("local:") else STANDARD
 
 
 class Observer(Loop):
@@ -62,6 +92,7 @@ class Observer(Loop):
         self.guide, self.shown = guide, []  # guidance (None: off) and the entry ids the current prompt shows
         self.answer: object = None
         self.feedback = ""  # what the next prompt says about the last step (an invalid reply, a failed call)
+        self.findings = ""  # the findings the last prompt showed (a compact decision's sub-agent gets them)
 
     def run(self) -> object:
         """Work the task, submit exactly once, and return the answer submitted."""
@@ -76,6 +107,8 @@ class Observer(Loop):
 
     def messages(self) -> list[dict]:
         """Build the prompt within the context budget (the memory decides which findings fit)."""
+        if self.episode.decision_format == COMPACT:
+            return self._compact_messages()
         e, iteration = self.episode, self.calls
         warning = " This is your last iteration: submit now." if iteration == e.max_iterations else ""
         system = {"role": "system", "content": render("observer", "system", answer_format=ANSWER_FORMATS[e.task_type],
@@ -91,6 +124,33 @@ class Observer(Loop):
             return [system, {"role": "user", "content": user}]
 
         return self.memory.prompt(build)
+
+    def _compact_messages(self) -> list[dict]:
+        """Build the compact format's prompt: the answer choices instead of the answer format, no plan."""
+        e, iteration = self.episode, self.calls
+        warning = " This is your last iteration: submit now." if iteration == e.max_iterations else ""
+        forms = ["form_probe"] + (["form_execute", "form_submit_none"] if e.task_type == "mitigation"
+                                  else ["form_submit"])
+        system = {"role": "system", "content": render("observer_compact", "system", team=render_team(),
+                                                      forms="\n".join(render("observer_compact", f) for f in forms))}
+        choices = choices_line(e.task_type, answer_choices(e.task_type, self._components()))
+        description = e.description + self._guidance()
+
+        def build(findings: str) -> list[dict]:
+            self.findings = findings
+            user = render("observer_compact", "user", task_type=e.task_type, description=description,
+                          choices=choices, iteration=iteration, max_iterations=e.max_iterations,
+                          steps_left=e.steps_left(), warning=warning, findings=findings,
+                          decisions=self.memory.render_decisions(), feedback=self.feedback)
+            return [system, {"role": "user", "content": user}]
+
+        return self.memory.prompt(build)
+
+    def _components(self) -> list[str]:
+        """Return the app's components the findings name (all of them while none is named)."""
+        seen = "\n".join(f.text for f in self.memory.findings)
+        named = [c for c in self.episode.components if re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", seen)]
+        return named or list(self.episode.components)
 
     def step(self) -> None:
         """Take one step; with guidance, its records name the entries the prompt showed."""
@@ -148,6 +208,8 @@ class Observer(Loop):
         """Run the probe or the executor on the decision's instruction; remember what it reports."""
         instruction, context = str(decision.get("instruction", "")), decision.get("context", "")
         context = context if isinstance(context, str) else str(context)
+        if self.episode.decision_format == COMPACT:
+            context = render("observer_compact", "context", namespace=self.episode.namespace, findings=self.findings)
         agent = self.team.probe if decision["next"] == "probe" else self.team.executor
         if agent is None:
             self.feedback = (f"\nChanging the system is not allowed in a {self.episode.task_type} task; investigate "

@@ -10,7 +10,7 @@ from aoi.agents.compressor import Compressor
 from aoi.agents.guidance import guide_of
 from aoi.agents.loop import Guards, Recorder, SubAgent
 from aoi.agents.memory import Memory
-from aoi.agents.observer import Episode, Observer, Team
+from aoi.agents.observer import Episode, Observer, Team, decision_format
 from aoi.agents.tools import Channel, executor_tools, probe_tools
 from aoi.config import RunConfig, resolved
 from aoi.models.base import Completion, Model
@@ -94,6 +94,21 @@ def compressor(config: RunConfig, model: Model | None, recorder: Recorder) -> Co
     return Compressor(config.agent.compress_budget_tokens, model, record)
 
 
+def components(app: str) -> tuple[str, ...]:
+    """Return an app's components in catalogue order (what a localization answer may name); () for an unknown app.
+
+    Example:
+        >>> components("hotel-reservation")[:3], components("nowhere")
+        (('consul', 'frontend', 'geo'), ())
+    """
+    from aoi.apps.catalog import load_app
+
+    try:
+        return tuple(load_app(app).components)
+    except ValueError:
+        return ()
+
+
 def _step(env, action: str, role: str | None) -> str:
     """Play one env action; once the environment has ended the episode, say so instead."""
     if env.done:
@@ -157,7 +172,9 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
                             Guards(budget=config.agent.executor_budget, **guards))
     episode = Episode(task_type=problem.task_type, description=env.description,
                       max_iterations=config.agent.max_iterations, submit=lambda action: _step(env, action, None),
-                      steps_left=steps_left)
+                      steps_left=steps_left, namespace=getattr(problem, "namespace", "") or "",
+                      decision_format=decision_format(config.agent.decision_format, models["observer"]),
+                      components=components(getattr(problem, "app", "")))
     observer = Observer(models["observer"], Team(probe, executor), recorder, compress,
                         Memory(config.agent.observer_context_tokens), episode, guide=guide_of(config.agent.guidance))
     try:

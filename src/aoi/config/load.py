@@ -12,7 +12,7 @@ Environment variables (empty ones are ignored; each sets one option):
 | AOI_TEMPERATURE, AOI_MAX_TOKENS, AOI_TIMEOUT | model.temperature, model.max_tokens, model.timeout |
 | AOI_MAX_RETRY_WAIT | model.max_retry_wait |
 | AOI_OBSERVER_MODEL, AOI_PROBE_MODEL, AOI_EXECUTOR_MODEL, AOI_COMPRESSOR_MODEL | models.<role>.spec |
-| AOI_MAX_ITERATIONS | agent.max_iterations |
+| AOI_MAX_ITERATIONS, AOI_DECISION_FORMAT | agent.max_iterations, agent.decision_format |
 | AOI_APPROVAL | approval.mode |
 | AOI_BACKEND, AOI_SEED, AOI_MAX_STEPS, AOI_KUBECONFIG | env.backend, env.seed, env.max_steps, env.kubeconfig |
 | AOI_PROMETHEUS_URL, AOI_JAEGER_URL | env.prometheus_url, env.jaeger_url (cluster backend telemetry) |
@@ -41,7 +41,8 @@ ENV_VARS: dict[str, str] = {
     "AOI_TEMPERATURE": "model.temperature", "AOI_MAX_TOKENS": "model.max_tokens", "AOI_TIMEOUT": "model.timeout",
     "AOI_MAX_RETRY_WAIT": "model.max_retry_wait",
     **{f"AOI_{role.upper()}_MODEL": f"models.{role}.spec" for role in ROLES},
-    "AOI_MAX_ITERATIONS": "agent.max_iterations", "AOI_APPROVAL": "approval.mode",
+    "AOI_MAX_ITERATIONS": "agent.max_iterations", "AOI_DECISION_FORMAT": "agent.decision_format",
+    "AOI_APPROVAL": "approval.mode",
     "AOI_BACKEND": "env.backend", "AOI_SEED": "env.seed", "AOI_MAX_STEPS": "env.max_steps",
     "AOI_KUBECONFIG": "env.kubeconfig", "AOI_PROMETHEUS_URL": "env.prometheus_url", "AOI_JAEGER_URL": "env.jaeger_url",
     "AOI_STORE": "store.path", "AOI_AUDIT_LOG": "store.audit_log",

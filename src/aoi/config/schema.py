@@ -102,6 +102,10 @@ class AgentConfig(_Section):
     repeat_limit: int = Field(2, ge=1, description="How often one sub-agent call may run the same action before the "
                                                    "guard refuses it.")
     output_cap_chars: int = Field(12000, ge=200, description="Raw output characters kept before compression.")
+    decision_format: Literal["auto", "standard", "compact"] = Field(
+        "auto", description="The Observer's decision format: standard (phase, plan, hypotheses, next, instruction, "
+        "context, answer), compact (next, instruction or an answer chosen from the prompt's answer choices: for "
+        "small models) or auto (compact for local: models, standard otherwise).")
     guidance: GuidanceConfig | None = Field(None, description="Guidance entries retrieved into the Observer's "
                                             "prompt ({file, top_k, budget_tokens}; None: no guidance, the prompt "
                                             "is unchanged).")

@@ -30,7 +30,7 @@ def respond(messages: list[dict]) -> str:
     """Return the executor's next reply: the next command, a verification read, or the report."""
     budget = int((contract.CALL_BUDGET.search(messages[0]["content"]) or re.search(r"(4)", "4")).group(1))
     request = messages[1]["content"] if len(messages) > 1 else ""
-    todo = commands(request)
+    todo = commands(request.partition(contract.CONTEXT)[0])  # the instruction's: a context may quote reports
     done = _done(messages[2:])
     ns = _namespace(request, todo)
     ran = [c for c, _ in done if c in todo]

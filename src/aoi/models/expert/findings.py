@@ -68,10 +68,10 @@ def parse(text: str) -> Prompt:
     return Prompt(task=task.group(1) if task else "detection", namespace=namespace.group(1) if namespace else "",
                   iteration=int(counts.group(1)) if counts else 1,
                   max_iterations=int(counts.group(2)) if counts else 14,
-                  steps_left=int(counts.group(3)) if counts else 30, reports=_reports(body))
+                  steps_left=int(counts.group(3)) if counts else 30, reports=reports(body))
 
 
-def _reports(body: str) -> list[Report]:
+def reports(body: str) -> list[Report]:
     """Split the findings into reports and read their fields."""
     heads = list(contract.HEADER.finditer(body))
     out = []
@@ -80,6 +80,21 @@ def _reports(body: str) -> list[Report]:
         out.append(Report(iteration=int(head.group(1)), source=head.group(2), instruction=head.group(3),
                           fields=_fields(chunk), text=chunk.strip()))
     return out
+
+
+def best_diagnosis(reports: list[Report]) -> dict | None:
+    """Return the most confident diagnosis reported so far (the later one on ties).
+
+    Example:
+        >>> def report(i, component, confidence):
+        ...     diagnosis = {"component": component, "confidence": confidence}
+        ...     return Report(iteration=i, source="probe", instruction="", fields={"diagnosis": diagnosis})
+        >>> best_diagnosis([report(1, "a", 0.5), report(2, "b", 0.9)])["component"]
+        'b'
+    """
+    found = [r.diagnosis for r in reports if r.source == "probe" and r.diagnosis]
+    found = [d for d in found if isinstance(d.get("confidence", 0), (int, float))]
+    return max(reversed(found), key=lambda d: d.get("confidence", 0), default=None)
 
 
 def _fields(chunk: str) -> dict:

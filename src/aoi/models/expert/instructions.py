@@ -1,7 +1,9 @@
 """The instructions the expert Observer writes and the expert Probe reads: plain sentences an LLM could follow too.
 
 Each focus is one kind of check. `render` writes an instruction; `parse` reads one back, tolerating instructions
-written by another model (keywords decide the focus; the namespace comes from the text or the context).
+written by another model (keywords decide the focus; the namespace comes from the text or the context). The known
+diagnosis is the context's `known:` line, else the most confident one among the reports the context carries (a
+compact Observer passes the team's findings on instead of writing a context).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+
+from aoi.models.expert.findings import best_diagnosis, reports
 
 TEMPLATES = {
     "survey": "Survey namespace {ns}: list the pods, the Warning events, the deployments (replicas, images, "
@@ -108,7 +112,7 @@ def _known(text: str) -> dict | None:
     """Return the diagnosis the context passes on, if any."""
     match = re.search(r"^known: (\{.*\})\s*$", text, re.MULTILINE)
     if not match:
-        return None
+        return best_diagnosis(reports(text))
     try:
         value = json.loads(match.group(1))
     except ValueError:

@@ -1,15 +1,17 @@
 """The expert Observer: survey, follow the leads the Probe reports, submit once the evidence names a cause.
 
 Mitigation: execute the fix the diagnosis carries, verify with the Probe, submit. Every decision is a function of
-the prompt alone (task, namespace, budget left, the reports so far).
+the prompt alone (task, namespace, budget left, the reports so far). A compact prompt (aoi.models.compact) gets the
+same decision in the compact format.
 """
 
 from __future__ import annotations
 
 import json
 
+from aoi.models.compact import compact_decision, read_choices
 from aoi.models.expert import contract, instructions
-from aoi.models.expert.findings import Prompt, Report, parse
+from aoi.models.expert.findings import Prompt, Report, best_diagnosis, parse
 from aoi.models.expert.taxonomy import FAULT_THRESHOLD, ROOT_THRESHOLD
 
 STAGES = ("survey", "services", "config", "telemetry")
@@ -21,7 +23,8 @@ FALLBACK_ANALYSIS = {"system_level": "Application", "fault_type": "Misconfigurat
 def respond(messages: list[dict]) -> str:
     """Return the Observer's decision as JSON."""
     prompt = parse(messages[-1]["content"] if messages else "")
-    return json.dumps(decide(prompt))
+    decision = decide(prompt)
+    return json.dumps(compact_decision(decision, prompt.task) if read_choices(messages) else decision)
 
 
 def decide(p: Prompt) -> dict:
@@ -35,21 +38,6 @@ def decide(p: Prompt) -> dict:
     if nxt is None or p.steps_left < PROBE_COST:
         return _decision("submit", p, best, phase="submit")
     return _decision("probe", p, best, nxt)
-
-
-def best_diagnosis(reports: list[Report]) -> dict | None:
-    """Return the most confident diagnosis reported so far (the later one on ties).
-
-    Example:
-        >>> def report(i, component, confidence):
-        ...     diagnosis = {"component": component, "confidence": confidence}
-        ...     return Report(iteration=i, source="probe", instruction="", fields={"diagnosis": diagnosis})
-        >>> best_diagnosis([report(1, "a", 0.5), report(2, "b", 0.9)])["component"]
-        'b'
-    """
-    found = [r.diagnosis for r in reports if r.source == "probe" and r.diagnosis]
-    found = [d for d in found if isinstance(d.get("confidence", 0), (int, float))]
-    return max(reversed(found), key=lambda d: d.get("confidence", 0), default=None)
 
 
 def _next_probe(p: Prompt) -> str | None:
