@@ -88,13 +88,14 @@ def test_rl_start_rows_are_one_per_problem_target_and_seed(tmp_path):
 def test_splits_and_card_describe_the_export(runs, tmp_path):
     export(runs, tmp_path / "data", command="aoi data export run-a run-b --out data")
     splits = json.loads((tmp_path / "data" / "splits.json").read_text())
-    assert set(splits) == {"by_target", "by_family", "by_app"}
-    for split in splits.values():
+    assert set(splits) == {"version", "by_target", "by_family", "by_app"} and splits["version"] == 2
+    for split in (splits[rule] for rule in ("by_target", "by_family", "by_app")):
         assert not set(split["train"]) & set(split["test"])
         assert "noop_detection_hotel_reservation-1@" in split["train"] + split["test"]
     card = (tmp_path / "data" / "card.md").read_text()
     assert "aoi data export run-a run-b --out data" in card and str(runs[0]) in card
     assert "| by_target |" in card and "seed 0" in card and "observer 6" in card
+    assert "Rules version 2" in card and "no_fault_ratio 0.5" in card
 
 
 def test_an_existing_folder_is_kept_unless_overwriting_an_export(runs, tmp_path):
@@ -122,10 +123,15 @@ def test_bad_sources_say_what_to_pass(tmp_path):
 def test_the_card_warns_when_a_run_was_generated_under_other_split_rules(runs, tmp_path):
     from aoi.data.splits import SplitRules
 
-    rules = {"seed": 0, "target_ratio": 0.3, "family_ratio": 0.25, "app": None}
+    rules = {"seed": 0, "target_ratio": 0.3, "family_ratio": 0.25, "app": None, "no_fault_ratio": 0.5}
     (runs[0] / "generate.json").write_text(json.dumps({"split": "by_target", "rules": rules, "problems": "all"}))
     export(runs, tmp_path / "same")
     assert "Warning" not in (tmp_path / "same" / "card.md").read_text()
+    older = {key: value for key, value in rules.items() if key != "no_fault_ratio"}  # version 1 of the rules
+    (runs[0] / "generate.json").write_text(json.dumps({"split": "by_target", "rules": older, "problems": "all"}))
+    export(runs, tmp_path / "older")
+    assert "under other split rules" in (tmp_path / "older" / "card.md").read_text()
+    (runs[0] / "generate.json").write_text(json.dumps({"split": "by_target", "rules": rules, "problems": "all"}))
     export(runs, tmp_path / "other", SplitRules(seed=1))
     card = (tmp_path / "other" / "card.md").read_text()
     assert f"Warning: `{runs[0]}` was generated on the train side of by_target under other split rules" in card

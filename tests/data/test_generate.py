@@ -17,7 +17,7 @@ from aoi.data.views import problem_key
 from aoi.env import make
 from aoi.models.replay import ReplayModel
 
-PROBLEMS = "revoke_auth_mongodb-detection-1,noop_detection_hotel_reservation-1"
+PROBLEMS = "revoke_auth_mongodb-detection-1,noop_detection_social_network-1"  # the no-fault key by_target trains on
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,17 @@ import functools
 
 import pytest
 
-from aoi.data.splits import NO_FAULT, RULES, Key, SplitRules, catalogue_keys, held_out, make_splits, train_keys
+from aoi.data.splits import (
+    NO_FAULT,
+    RULES,
+    VERSION,
+    Key,
+    SplitRules,
+    catalogue_keys,
+    held_out,
+    make_splits,
+    train_keys,
+)
 
 
 @functools.cache
@@ -24,8 +34,9 @@ def by_name() -> dict[str, Key]:
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_each_rule_splits_every_key_once(rule):
-    train, test = set(splits()[rule]["train"]), set(splits()[rule]["test"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_each_rule_splits_every_key_once(rule, seed):
+    train, test = set(splits(seed)[rule]["train"]), set(splits(seed)[rule]["test"])
     assert not train & test and train | test == set(by_name())
     assert train and test
 
@@ -35,7 +46,7 @@ def test_held_out_targets_never_appear_in_train_for_their_family():
     held = {tuple(h.split("/", 1)) for h in split["held_out_names"]}
     seen = {(names[n].family, names[n].target) for n in split["train"]}
     assert held and not held & seen
-    assert all((names[n].family, names[n].target) in held for n in split["test"])
+    assert all((names[n].family, names[n].target) in held for n in split["test"] if names[n].family != NO_FAULT)
 
 
 def test_every_parametric_family_keeps_some_targets_for_training():
@@ -75,3 +86,27 @@ def test_train_keys_are_the_train_side_and_bad_rules_say_what_to_pass():
         train_keys("by_colour")
     with pytest.raises(ValueError, match="--family-ratio"):
         SplitRules(family_ratio=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("rule", ["by_target", "by_family"])
+def test_held_out_detection_has_no_fault_keys_and_training_keeps_one(rule, seed):
+    split, names = splits(seed)[rule], by_name()
+    healthy = {n for n, k in names.items() if k.family == NO_FAULT}
+    assert len(healthy) == 3 and all(n.startswith("noop_detection_") for n in healthy)
+    test, train = healthy & set(split["test"]), healthy & set(split["train"])
+    assert len(test) == 2 and len(train) == 1  # round(0.5 * 3), and never all of them
+    assert sorted(test) == split["held_out_no_fault"] == splits(seed)["by_target"]["held_out_no_fault"]
+    faulted = [n for n in split["test"] if "detection" in n and n not in healthy]
+    assert faulted, "the test side keeps its faulted detection keys too"
+
+
+def test_the_no_fault_share_is_seeded_recorded_and_checked():
+    assert make_splits(list(reversed(keys())), SplitRules(seed=3)) == splits(3)
+    chosen = {tuple(splits(seed)["by_target"]["held_out_no_fault"]) for seed in range(6)}
+    assert len(chosen) > 1, "the seed picks which no-fault keys are held out"
+    assert splits()["version"] == VERSION == 2 and "held_out_no_fault" not in splits()["by_app"]
+    fewer = make_splits(list(keys()), SplitRules(no_fault_ratio=0.1))["by_target"]["held_out_no_fault"]
+    assert len(fewer) == 1
+    with pytest.raises(ValueError, match="--no-fault-ratio"):
+        SplitRules(no_fault_ratio=1.0)

@@ -79,8 +79,10 @@ def _versions(trajs: list[Trajectory]) -> list[str]:
 def _splits(splits: dict, rules, trajs: list[Trajectory]) -> list[str]:
     """Return the split section: the rules, their parameters and the counts on each side."""
     doc = split_rules.__doc__.split("Rules:\n", 1)[1].strip()
-    lines = [doc, "", f"Parameters: seed {rules.seed}, target_ratio {rules.target_ratio}, family_ratio "
-             f"{rules.family_ratio}, app {rules.app or '(chosen by seed)'}.", "",
+    lines = [doc, "", f"Rules version {splits.get('version', 1)}. Parameters: seed {rules.seed}, target_ratio "
+             f"{rules.target_ratio}, family_ratio {rules.family_ratio}, app {rules.app or '(chosen by seed)'}, "
+             f"no_fault_ratio {rules.no_fault_ratio} (no-fault keys on the test side of by_target and by_family: "
+             f"{', '.join(splits['by_target'].get('held_out_no_fault', [])) or 'none'}).", "",
              "| rule | train keys | test keys | episodes in train | episodes in test | held out |",
              "|---|---|---|---|---|---|"]
     names = Counter(problem_key(t.problem_id, t.target) for t in trajs)

@@ -16,14 +16,16 @@ SPLIT_SEED = typer.Option(0, "--split-seed", help="Seed of the split rules (held
 TARGET_RATIO = typer.Option(0.3, "--target-ratio", help="Share of each parametric family's targets held out.")
 FAMILY_RATIO = typer.Option(0.25, "--family-ratio", help="Share of fault families held out.")
 HOLDOUT_APP = typer.Option(None, "--holdout-app", help="The app held out by by_app (default: chosen by seed).")
+NO_FAULT_RATIO = typer.Option(0.5, "--no-fault-ratio", help="Share of the no-fault keys on the test side of "
+                              "by_target and by_family (at least one stays in train).")
 
 
-def _rules(seed: int, target_ratio: float, family_ratio: float, app: str | None):
+def _rules(seed: int, target_ratio: float, family_ratio: float, app: str | None, no_fault_ratio: float):
     """Return the split rules of the options, or exit 2 saying which option is wrong."""
     from aoi.data.splits import SplitRules
 
     try:
-        return SplitRules(seed, target_ratio, family_ratio, app)
+        return SplitRules(seed, target_ratio, family_ratio, app, no_fault_ratio)
     except ValueError as exc:
         raise _fail(str(exc)) from None
 
@@ -42,13 +44,13 @@ def export_command(
                              "splits.json, card.md."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an earlier export in --out."),
     split_seed: int = SPLIT_SEED, target_ratio: float = TARGET_RATIO, family_ratio: float = FAMILY_RATIO,
-    holdout_app: str | None = HOLDOUT_APP,
+    holdout_app: str | None = HOLDOUT_APP, no_fault_ratio: float = NO_FAULT_RATIO,
 ) -> None:
     """Write the runs' trajectories as Hugging Face datasets (SFT per role, RL), splits.json and card.md."""
     from aoi.clierrors import path_errors
     from aoi.data.export import export
 
-    rules = _rules(split_seed, target_ratio, family_ratio, holdout_app)
+    rules = _rules(split_seed, target_ratio, family_ratio, holdout_app, no_fault_ratio)
     command = "aoi data " + shlex.join(sys.argv[sys.argv.index("export"):] if "export" in sys.argv else ["export"])
     try:
         with path_errors(Console(stderr=True).print, "pass --out DIR in a writable place"):
@@ -77,13 +79,13 @@ def generate_command(
     seed: int | None = typer.Option(None, "--seed", help="Base seed of the episodes (default: config, else 0)."),
     config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
     split_seed: int = SPLIT_SEED, target_ratio: float = TARGET_RATIO, family_ratio: float = FAMILY_RATIO,
-    holdout_app: str | None = HOLDOUT_APP,
+    holdout_app: str | None = HOLDOUT_APP, no_fault_ratio: float = NO_FAULT_RATIO,
 ) -> None:
     """Produce teacher data: run the team on the chosen problems and targets into a run directory."""
     from aoi.config import ConfigError, load_config
     from aoi.data.generate import choose, generate
 
-    rules = _rules(split_seed, target_ratio, family_ratio, holdout_app)
+    rules = _rules(split_seed, target_ratio, family_ratio, holdout_app, no_fault_ratio)
     console = Console()
     try:
         config = load_config(config_file, {key: v for key, v in {"model": model, "env.seed": seed}.items()
