@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from aoi.env import ENV_VERSION
 from aoi.evaluate.cli import eval_command
 from aoi.evaluate.results import ResultsLog, episode_key
+from aoi.problems import make as make_problem
 from aoi.store.sqlite import TrajectoryStore
 
 from .conftest import PROBLEMS, small_run, submit_script
@@ -150,6 +151,53 @@ def test_sigterm_is_recorded_as_an_interruption(tmp_path):
     assert proc.returncode == 130 and "interrupted" in output, output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["sessions"][-1]["interrupted"] is True and summary["pending"] > 0
+
+
+def slow_script(folder: Path, delay: float) -> str:
+    """Write a replay script whose Observer answers after `delay` seconds; return its model spec."""
+    decision = {"phase": "submit", "next": "submit", "instruction": "", "context": "", "answer": "Yes"}
+    path = folder / "slow.json"
+    path.write_text(json.dumps([{"role": "observer", "text": json.dumps(decision), "delay": delay}]))
+    return f"replay:{path}"
+
+
+def pool_workers(pgid: int) -> int:
+    """Return how many pool workers of the group are set up: forked from the fork server (same command line) and
+    running their parent watcher (a second thread, started once the eval has handed the worker all it sends)."""
+    count = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+            threads = len(list((stat.parent / "task").iterdir()))
+        except OSError:
+            continue  # gone meanwhile
+        count += int(fields[2]) == pgid and b"forkserver" in cmdline and threads > 1
+    return count
+
+
+def test_one_sigterm_stops_the_eval_at_once_and_records_the_episodes_in_flight(tmp_path):
+    out = tmp_path / "run"
+    proc = start(eval_args(slow_script(tmp_path, delay=300), out, 1, 2), tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while pool_workers(proc.pid) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # both workers set up: their episodes are in flight (each answers in 300 s)
+        assert pool_workers(proc.pid) == 2, proc.communicate(timeout=5)[0]
+        time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGTERM)  # once, the eval only
+        output = proc.communicate(timeout=90)[0]  # far less than an episode: nothing waited for one
+        assert group_gone(proc.pid), "the worker processes outlived the eval"
+    finally:
+        if not group_gone(proc.pid, 0):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, output
+    assert "interrupted by SIGTERM: abandoned 2 episode(s) in flight" in " ".join(output.split()), output
+    summary = json.loads((out / "summary.json").read_text())
+    session = summary["sessions"][-1]
+    assert session["interrupted"] is True and summary["pending"] == 3 and session["episodes"] == 0
+    assert sorted(session["abandoned"]) == sorted([p, make_problem(p).target, 0] for p in PROBLEMS[:2])
+    assert ResultsLog(out / "results.jsonl").read() == ([], 0)
 
 
 def test_a_finished_session_is_not_marked_interrupted(tmp_path):

@@ -6,11 +6,17 @@ attempt) already there, deletes stored trajectories that have no
 line (their process died before recording them) and runs the rest. Only this process writes results.jsonl, one
 fsynced line per episode, so kill -9 loses at most the episodes in flight. One eval at a time per directory: a second
 one exits naming the first (aoi.evaluate.lock). Each session is on record as interrupted from its start until it ends
-on its own terms, so a killed one stays marked interrupted in summary.json; SIGTERM counts as Ctrl-C.
+on its own terms, so a killed one stays marked interrupted in summary.json. Ctrl-C lets the episodes in flight finish
+and records them (a second Ctrl-C abandons them); SIGTERM, a request to stop now, abandons them at once: worker
+processes are terminated, the session's `abandoned` lists their keys, and they run again on resume (thread workers
+cannot be stopped: the process exits once they end, their episodes unrecorded).
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, as_completed, wait
 from dataclasses import dataclass
@@ -86,6 +92,7 @@ class _Session:
         self.selected = {job.key for job in jobs}
         self.sessions = read_sessions(out_dir / "summary.json")
         self.started, self.finished, self.not_run, self.interrupted = time.monotonic(), 0, [], False
+        self.abandoned: list[list] = []  # keys of the episodes stopped in flight (SIGTERM, a second Ctrl-C)
         self.done = False  # set once the session ends on its own terms; until then it is on record as interrupted
         _prune_orphans(TrajectoryStore(out_dir / "trajectories.db"), done)
         self.save()  # the session is on record before its first episode, even if it is killed
@@ -109,7 +116,8 @@ class _Session:
         """Return the summary of every recorded row, this session included."""
         session = {"started_at": time.time() - (time.monotonic() - self.started),
                    "wall_seconds": round(time.monotonic() - self.started, 3), "episodes": self.finished,
-                   "not_run": self.not_run, "interrupted": self.interrupted or not self.done}
+                   "not_run": self.not_run, "abandoned": self.abandoned,
+                   "interrupted": self.interrupted or not self.done}
         done = {episode_key(row) for row in self.rows}
         return build_summary(self.rows, self.run, [*self.sessions, session], len(self.selected - done))
 
@@ -199,12 +207,30 @@ def _start_pool(executor: tuple, workers: int, config: RunConfig, out_dir: Path,
     return pools.start(executor[0], workers, config, out_dir, list(twins))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: stop now, abandoning the episodes in flight (Ctrl-C lets them finish)."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _stoppable():
+    """Let Ctrl-C raise KeyboardInterrupt and SIGTERM Terminated inside the block (handlers restored after it)."""
+    with interruptible():
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _terminate)  # interruptible() restores the handler it found
+        yield
+
+
 def _drive(session: _Session, config: RunConfig, workers: int, executor: tuple) -> None:
-    """Run the session's jobs with a progress bar and ETA; Ctrl-C finishes the episodes in flight, twice abandons."""
+    """Run the session's jobs with a progress bar and ETA; Ctrl-C finishes the episodes in flight (twice abandons
+    them), SIGTERM abandons them at once."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     pool, running = _start_pool(executor, workers, config, session.out_dir, session.todo), {}
-    with interruptible(), Progress(*columns, console=session.console) as progress:
+    with _stoppable(), Progress(*columns, console=session.console) as progress:
         bar = progress.add_task(f"{config.model.spec}: {len(session.todo)} episodes", total=len(session.todo))
 
         def finish(future: Future) -> None:
@@ -213,9 +239,12 @@ def _drive(session: _Session, config: RunConfig, workers: int, executor: tuple) 
 
         try:
             _loop(pool, running, iter(session.todo), workers, finish)
+        except Terminated:
+            session.interrupted = True
+            _abandon(session, pool, running, finish, "interrupted by SIGTERM")
         except KeyboardInterrupt:
             session.interrupted = True
-            _wind_down(pool, running, finish, session.console)
+            _wind_down(session, pool, running, finish)
         except BrokenExecutor as exc:
             session.interrupted = True
             session.console.print(f"[red]the worker pool broke[/] ({exc}): a worker died (out of memory? killed?)")
@@ -243,13 +272,23 @@ def _fill(pool, running: dict, todo, limit: int) -> None:
         running[pool.submit(pools.run_job, job)] = job
 
 
-def _wind_down(pool, running: dict, finish, console: Console) -> None:
-    """After Ctrl-C: wait for the episodes in flight and record them; a second Ctrl-C abandons them."""
-    console.print(f"[yellow]interrupted:[/] finishing {len(running)} episode(s) in flight "
-                  f"(Ctrl-C again to abandon them)")
+def _wind_down(session: _Session, pool, running: dict, finish) -> None:
+    """After Ctrl-C: wait for the episodes in flight and record them; a second Ctrl-C (or SIGTERM) abandons them."""
+    session.console.print(f"[yellow]interrupted:[/] finishing {len(running)} episode(s) in flight "
+                          f"(Ctrl-C again to abandon them)")
     try:
         for future in as_completed(list(running)):
             finish(future)
-    except KeyboardInterrupt:
-        console.print(f"[yellow]abandoned {len(running)} episode(s)[/]; they run again on resume")
-        pools.abandon(pool)
+    except KeyboardInterrupt as stop:
+        _abandon(session, pool, running, finish, "interrupted by SIGTERM" if isinstance(stop, Terminated) else
+                 "interrupted again")
+
+
+def _abandon(session: _Session, pool, running: dict, finish, why: str) -> None:
+    """Record the episodes that already finished, stop the rest (their keys go on record as abandoned)."""
+    for future in [f for f in running if f.done() and not f.cancelled()]:
+        finish(future)
+    session.abandoned = [list(job.key) for job in running.values()]
+    session.console.print(f"[yellow]{why}: abandoned {len(running)} episode(s) in flight[/]; they run again on "
+                          "resume")
+    pools.abandon(pool)
