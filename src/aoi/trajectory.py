@@ -70,6 +70,7 @@ class Trajectory:
     guidance_ids: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     submission: Any = None
+    forced_submit: bool = False  # the Observer's iterations or the env's steps ran out: it did not choose to submit
     results: dict = field(default_factory=dict)
     strict_success: bool | None = None
     started_at: float = 0.0

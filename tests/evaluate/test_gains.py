@@ -143,7 +143,10 @@ def test_report_command_prints_the_split_tables_with_labels(runs, tmp_path):
                                                "--out", str(tmp_path / "r")], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
     assert "Split by_target:test" in result.output
-    lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") > 5}
+    lines = {}  # the split table's row of each run (the baseline table that follows has rows named alike)
+    for line in result.output.splitlines():
+        if line.count("│") > 5:
+            lines.setdefault(line.split("│")[1].strip(), line)
     assert "+33.3 ± 47.1" in lines["sft"] and "paired, 3 seeds" in lines["sft"]
     assert "+66.7 ± 33.3" in lines["g"] and "unpaired, 3 seeds" in lines["g"]
     assert "Δ: pp against the first run, paired or unpaired: see Δ basis" in " ".join(result.output.split())

@@ -99,8 +99,8 @@ class Observer(Loop):
         self.answer, self.feedback = None, ""
         try:
             super().run()
-        except LimitsExceeded:
-            pass  # out of iterations: submit what it has
+        except LimitsExceeded:  # out of iterations: submit what it has
+            self.recorder.trajectory.forced_submit = True
         action = submit_action(self.episode.task_type, self.answer)
         self.recorder.record(self.role, [], None, action=action, observation=self.episode.submit(action))
         return self.answer
@@ -179,6 +179,7 @@ class Observer(Loop):
         self.memory.add_decision(self.calls, decision)
         self.answer = decision.get("answer", self.answer)
         if decision["next"] == "submit" or self.calls == self.episode.max_iterations or self.episode.steps_left() <= 2:
+            self.recorder.trajectory.forced_submit = decision["next"] != "submit"  # the limits chose, not the model
             raise Submitted(self.answer)
         self._dispatch(decision)
 

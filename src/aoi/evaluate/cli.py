@@ -18,14 +18,20 @@ from aoi.agents.cli import GUIDANCE_HELP, VERBOSE_HELP, quiet_libraries
 def _console() -> Console:
     """Return a console as wide as the terminal (or COLUMNS); logs and pipes get the wide summary table."""
     console = Console()
-    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=170)
+    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=200)
 
 
 def eval_command(
     out: Path = typer.Option(..., "--out", help="Run directory: results.jsonl, summary.json, trajectories.db, "
                              "config.json. The same command with the same --out resumes; one eval per DIR at a time."),
-    problems: str = typer.Option("all", "--problems", help="all, comma-separated problem ids, or scenarios:FILE "
-                                 "(the four task types of each valid scenario in a JSON Lines file)."),
+    problems: str | None = typer.Option(None, "--problems", help="all (default), comma-separated problem ids, or "
+                                        "scenarios:FILE (the four task types of each valid scenario in a JSON Lines "
+                                        "file)."),
+    keys: str | None = typer.Option(None, "--keys", help="Comma-separated problem keys problem_id@target (as "
+                                    "splits.json writes them; ID@ runs the id's own target) instead of --problems; "
+                                    "--task-type and --app filter them."),
+    keys_file: Path | None = typer.Option(None, "--keys-file", help="A file of problem keys, one per line (# starts "
+                                          "a comment), instead of --problems."),
     task_type: str | None = typer.Option(None, "--task-type", help="detection, localization, analysis or "
                                             "mitigation."),
     app: str | None = typer.Option(None, "--app", help="hotel-reservation, social-network or astronomy-shop."),
@@ -65,8 +71,9 @@ def eval_command(
         overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.backend": backend,
                      "env.kubeconfig": str(kubeconfig) if kubeconfig else None,
                      "agent.guidance.file": str(guidance) if guidance else None}
-        config, pairs = _setup(console, config_file, overrides, (problems, task_type, app, targets), workers)
-        pairs = split_pairs(split, data) if split else pairs
+        chosen = {"--keys": keys, "--keys-file": keys_file, "--split": split}
+        config, pairs = _setup(console, config_file, overrides, (problems, task_type, app, targets, chosen, data),
+                               workers)
         executor = engine_executor(engine, executor, ray_address)
         if config.env.backend == "cluster" and workers > 1:
             console.print("[yellow]note:[/] a cluster is shared by its episodes: running one at a time")
@@ -130,14 +137,14 @@ def split_name(split: str) -> str:
     return f"{rule or 'by_target'}:{part}"
 
 
-def split_pairs(split: str, data: Path | None) -> list[tuple[str, str | None]]:
-    """Return the (problem_id, target) pairs of one part of a dataset's split ("[RULE:]PART", RULE by_target).
+def split_keys(split: str, data: Path | None) -> list[str]:
+    """Return the problem keys of one part of a dataset's split ("[RULE:]PART", RULE by_target).
 
     Example:
         >>> import json, tempfile; folder = Path(tempfile.mkdtemp())
         >>> _ = (folder / "splits.json").write_text(json.dumps({"by_target": {"test": ["p@geo", "q@"]}}))
-        >>> split_pairs("test", folder)
-        [('p', 'geo'), ('q', None)]
+        >>> split_keys("test", folder)
+        ['p@geo', 'q@']
     """
     import json
 
@@ -150,21 +157,41 @@ def split_pairs(split: str, data: Path | None) -> list[tuple[str, str | None]]:
     if not keys:
         raise ValueError(f"{path} has no keys in {rule or 'by_target'}:{part}; use by_target, by_family or by_app and "
                          "train, test or held_out")
-    return [(problem_id, target or None) for problem_id, _, target in (key.rpartition("@") for key in keys)]
+    return keys
+
+
+def choose(problems: str | None, task_type: str | None, app: str | None, targets: str | None, chosen: dict,
+           data: Path | None) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """Return ((problem_id, target) pairs, notes): of --problems (and --targets), or of the keys that --keys,
+    --keys-file or --split (`chosen`: option -> value) names, each filtered by --task-type and --app."""
+    from aoi.evaluate.select import read_keys, select, select_keys
+
+    given = [name for name, value in chosen.items() if value]
+    if len(given) > 1:
+        raise ValueError(f"{' and '.join(given)} each choose the problems to run; pass one of them")
+    if not given:
+        return select(problems or "all", task_type, app, targets)
+    if problems or targets:
+        raise ValueError(f"{given[0]} chooses the problem keys itself; drop --problems and --targets (--task-type "
+                         "and --app still filter)")
+    keys, keys_file, split = chosen.values()
+    raw = keys.split(",") if keys else read_keys(keys_file) if keys_file else split_keys(split, data)
+    return select_keys(raw, task_type, app), []
 
 
 def _setup(console: Console, config_file: Path | None, overrides: dict, selection: tuple, workers: int):
     """Return (config, (problem_id, target) pairs), printing notes on skipped problems; ValueError when unusable."""
     from aoi.config import load_config
-    from aoi.evaluate.select import select, with_scenarios
+    from aoi.evaluate.select import with_scenarios
 
     config = load_config(config_file, {key: v for key, v in overrides.items() if v is not None})
-    pairs, notes = select(*selection)
-    config = with_scenarios(config, selection[0])  # workers and resumes rebuild scenario problems from the file
+    pairs, notes = choose(*selection)
+    config = with_scenarios(config, selection[0] or "all")  # workers and resumes rebuild scenario problems from it
     for note in notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
     if not pairs:
-        raise ValueError("no problem matches; check --problems, --task-type and --app")
+        raise ValueError("no problem matches; check --problems (or --keys, --keys-file, --split), --task-type and "
+                         "--app")
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, not {workers}")
     return config, pairs
@@ -183,7 +210,7 @@ def report_command(
     """Write the run's report as Markdown and as a self-contained HTML page with charts (training runs, folders of
     `aoi train grpo`, get reward by step and by wall-clock side by side)."""
     from aoi.clierrors import path_errors
-    from aoi.evaluate.report import comparison, gain_sections, load_runs, run_arg, write_report
+    from aoi.evaluate.report import comparison, gain_sections, judged_section, load_runs, run_arg, write_report
     from aoi.evaluate.summary import summary_table
     from aoi.evaluate.training import is_training_run
 
@@ -199,6 +226,7 @@ def report_command(
             console.print(comparison(runs)[1])
             for section in gain_sections(runs):
                 console.print(_rich_table(section, console.width))
+            console.print(_plain_table(judged_section(runs)))  # every run beside its constant answer
     except ValueError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None

@@ -15,8 +15,8 @@ from aoi.store.sqlite import episode_success
 
 MEANS = ("ttx", "steps", "model_steps", "in_tokens", "out_tokens", "model_in_tokens", "model_out_tokens", "seconds")
 
-__all__ = ["MEANS", "TIME_KEYS", "avg_at_k", "best_at_k", "episode_success", "group_by", "group_stats", "mean",
-           "outcomes", "std_over_attempts", "summarize", "time_key"]
+__all__ = ["MEANS", "TIME_KEYS", "avg_at_k", "best_at_k", "episode_success", "forced", "group_by", "group_stats",
+           "mean", "outcomes", "std_over_attempts", "summarize", "time_key"]
 
 
 def avg_at_k(outcomes: list[list[bool]]) -> float:
@@ -132,9 +132,27 @@ def group_stats(rows: list[dict]) -> dict:
              "strict_avg_at_k": avg_at_k(strict), "strict_best_at_k": best_at_k(strict),
              "strict_std": std_over_attempts(strict)}
     stats |= {name: mean(row.get(name) for row in rows) for name in MEANS}
+    stats |= forced(rows)
     reasons = [row["failure"] for row in rows if row.get("failure")]
     stats["failures"] = {reason: reasons.count(reason) for reason in sorted(set(reasons))}
     return stats
+
+
+def forced(rows: list[dict]) -> dict:
+    """Return how many episodes ended in a forced submit (the Observer's iterations or the env's steps ran out) and
+    how many successes came from one; None for both when no row records it (rows older than the field).
+
+    Example:
+        >>> forced([{"success": True, "forced_submit": True}, {"success": False, "forced_submit": True},
+        ...         {"success": True, "forced_submit": False}])
+        {'forced_submits': 2, 'forced_successes': 1}
+        >>> forced([{"success": True}])
+        {'forced_submits': None, 'forced_successes': None}
+    """
+    if not any("forced_submit" in row for row in rows):
+        return {"forced_submits": None, "forced_successes": None}
+    pushed = [row for row in rows if row.get("forced_submit")]
+    return {"forced_submits": len(pushed), "forced_successes": sum(bool(row.get("success")) for row in pushed)}
 
 
 def summarize(rows: list[dict]) -> dict:

@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from aoi.evaluate.baseline import baseline_section
 from aoi.evaluate.charts import Chart
 from aoi.evaluate.compare import compare
 from aoi.evaluate.gains import split_sections
@@ -227,6 +228,11 @@ def _meta(run: Run) -> list[str]:
     return [" · ".join(facts)]
 
 
+def judged_section(runs: list[Run]) -> Section:
+    """Return each run's success beside its forced-submit successes and its constant-answer baseline."""
+    return baseline_section(_names(runs), [run.summary for run in runs])
+
+
 def report_paths(run_dir: Path, out: str | Path | None) -> tuple[Path, Path]:
     """Return the Markdown and HTML paths: out with .md and .html suffixes (default RUN_DIR/report)."""
     base = Path(out) if out else Path(run_dir) / "report"
@@ -250,7 +256,7 @@ def write_report(run_dir: str | Path, compare_dirs: list[str | Path] = (), out: 
         (PosixPath('runs/base/report.md'), PosixPath('runs/base/report.html'))
     """
     run, *others = load_runs([run_dir, *compare_dirs])
-    sections = [*gain_sections([run, *others]), success_section(run.summary),
+    sections = [*gain_sections([run, *others]), success_section(run.summary), judged_section([run, *others]),
                 app_section(run.rows, K_HEADERS, _k_cells),
                 family_section(run.summary), attempts_section(run.rows), cost_section(run.rows),
                 failures_section(run.summary), problems_section(run.rows)]

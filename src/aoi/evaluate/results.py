@@ -30,19 +30,21 @@ def episode_key(row: dict) -> tuple:
 
 
 def result_row(traj: Trajectory, **extra) -> dict:
-    """Return the results.jsonl row of a finished episode (extra fields, e.g. app=..., are added as given).
+    """Return the results.jsonl row of a finished episode (extra fields, e.g. app=..., are added as given);
+    `forced_submit` says the Observer submitted because its iterations or the env's steps ran out.
 
     Example:
         >>> row = result_row(Trajectory("p", "detection", results={"Detection Accuracy": "Correct", "TTD": 30.0,
         ...                                                         "steps": 2}))
-        >>> row["success"], row["ttx"], row["steps"], row["failure"]
-        (True, 30.0, 2, None)
+        >>> row["success"], row["ttx"], row["steps"], row["failure"], row["forced_submit"]
+        (True, 30.0, 2, None, False)
     """
     results = {k: v for k, v in (traj.results or {}).items() if k != "strict_success"}
     model_in, model_out = traj.tokens()
     return {"problem_id": traj.problem_id, "task_type": traj.task_type, "family": traj.family, **extra,
             "target": traj.target, "attempt": traj.attempt, "seed": traj.seed, "model": traj.policy.model,
-            "success": episode_success(results), "strict_success": bool(traj.strict_success), "results": results,
+            "success": episode_success(results), "strict_success": bool(traj.strict_success),
+            "forced_submit": traj.forced_submit, "results": results,
             "ttx": results.get(time_key(traj.task_type)), "steps": results.get("steps"),
             "in_tokens": results.get("in_tokens"), "out_tokens": results.get("out_tokens"),
             "model_steps": len(traj.steps), "model_in_tokens": model_in, "model_out_tokens": model_out,

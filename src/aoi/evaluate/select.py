@@ -1,5 +1,5 @@
 """Choose what an eval runs: problem ids (all, a list, or a scenario file), filtered by task type and app, optionally
-every target."""
+every target; or problem keys ("problem_id@target", as splits.json writes them) given as a list, a file or a split."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from aoi.problems.families import FAMILIES
 from aoi.problems.scenarios import load_valid, problem_id
 
 SCENARIOS = "scenarios:"  # --problems scenarios:FILE: the four task types of each valid scenario in FILE
+KEY_HINT = "keys are problem_id@target: `aoi problems list` lists the ids, `aoi problems show ID` an id's targets"
 
 
 def scenario_file(ids: str) -> Path | None:
@@ -42,11 +43,18 @@ def _scenario_pairs(path: Path, task_type: str | None, app: str | None) -> tuple
     return [(problem_id(s.id, t), None) for s in scenarios if app in (None, s.app) for t in tasks], notes
 
 
-def _problems(ids: str, task_type: str | None, app: str | None) -> list[Problem]:
-    """Resolve `all` or a comma-separated id list, then apply the filters."""
+def _check_filters(task_type: str | None, app: str | None) -> None:
+    """Raise ValueError naming the choices when the task type or the app is unknown."""
+    if task_type is not None and task_type not in TASK_TYPES:
+        raise ValueError(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}")
     apps = sorted({f.app for f in FAMILIES})
     if app is not None and app not in apps:
         raise ValueError(f"unknown app {app!r}; choose from {', '.join(apps)}")
+
+
+def _problems(ids: str, task_type: str | None, app: str | None) -> list[Problem]:
+    """Resolve `all` or a comma-separated id list, then apply the filters."""
+    _check_filters(task_type, app)
     if ids.strip() == "all":
         return list_problems(task_type, app)
     chosen = [make_problem(pid.strip()) for pid in ids.split(",") if pid.strip()]
@@ -69,8 +77,7 @@ def select(ids: str = "all", task_type: str | None = None, app: str | None = Non
         >>> len(select("k8s_target_port-misconfig-mitigation-1", targets="all")[0]) > 1
         True
     """
-    if task_type is not None and task_type not in TASK_TYPES:
-        raise ValueError(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}")
+    _check_filters(task_type, app)
     if targets not in (None, "default", "all"):
         raise ValueError(f"--targets takes 'all' (every valid target) or nothing (each problem's default), "
                          f"not {targets!r}")
@@ -86,3 +93,70 @@ def select(ids: str = "all", task_type: str | None = None, app: str | None = Non
         every = targets == "all" and p.valid_targets
         pairs += [(p.id, t) for t in p.valid_targets] if every else [(p.id, None)]
     return pairs, notes
+
+
+def parse_key(key: str) -> tuple[str, str | None]:
+    """Return the (problem_id, target) a key names; an empty target (`ID@` or `ID`) is the id's own.
+
+    Example:
+        >>> parse_key("revoke_auth_mongodb-detection-1@mongodb-rate"), parse_key(" noop_detection_x-1@ ")
+        (('revoke_auth_mongodb-detection-1', 'mongodb-rate'), ('noop_detection_x-1', None))
+    """
+    problem_id, _, target = key.strip().partition("@")
+    return problem_id.strip(), target.strip() or None
+
+
+def _key_problem(key: str) -> Problem:
+    """Return the problem a key names, runnable on the twin; ValueError naming the key and how to find valid ones."""
+    try:
+        problem_id, target = parse_key(key)
+        if not problem_id:
+            raise ValueError("it names no problem id")
+        problem = make_problem(problem_id, target)
+        problem.require_backend("twin")
+    except ValueError as exc:
+        raise ValueError(f"bad key {key.strip()!r}: {exc}; {KEY_HINT}") from None
+    return problem
+
+
+def select_keys(keys: list[str], task_type: str | None = None,
+                app: str | None = None) -> list[tuple[str, str | None]]:
+    """Return the (problem_id, target) pairs of problem keys, each checked, filtered by task type and app, in order
+    and once each (a key naming an id's own target and the bare id are the same problem).
+
+    Example:
+        >>> select_keys(["revoke_auth_mongodb-detection-1@mongodb-rate", "noop_detection_hotel_reservation-1@",
+        ...              "revoke_auth_mongodb-localization-1"], task_type="detection")
+        [('revoke_auth_mongodb-detection-1', 'mongodb-rate'), ('noop_detection_hotel_reservation-1', None)]
+        >>> select_keys(["nope@x"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: bad key 'nope@x': unknown problem id 'nope'...
+    """
+    _check_filters(task_type, app)
+    pairs: dict[tuple, tuple[str, str | None]] = {}
+    for key in (k for k in keys if k.strip()):
+        problem = _key_problem(key)
+        if task_type in (None, problem.task_type) and app in (None, problem.app):
+            pairs.setdefault((problem.id, problem.target), parse_key(key))
+    return list(pairs.values())
+
+
+def read_keys(path: Path) -> list[str]:
+    """Return the keys of a file, one per line (blank lines and lines starting with # skipped).
+
+    Example:
+        >>> import tempfile; path = Path(tempfile.mkdtemp()) / "keys.txt"
+        >>> _ = path.write_text("# held out\\np@geo\\n\\nq@\\n")
+        >>> read_keys(path)
+        ['p@geo', 'q@']
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ValueError(f"cannot read --keys-file {path} ({exc.strerror or exc}); write one problem_id@target key "
+                         "per line") from None
+    keys = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not keys:
+        raise ValueError(f"--keys-file {path} holds no keys; write one problem_id@target key per line")
+    return keys

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich import box
 from rich.table import Table
 
+from aoi.evaluate.baseline import baseline
 from aoi.evaluate.failures import issue_totals
 from aoi.evaluate.metrics import summarize
 
@@ -19,8 +20,10 @@ class Summary:
     """What a run achieved so far; `summary.json` is `to_dict()`.
 
     `sessions` lists each invocation of the run (a resumed run has several): started_at, wall_seconds, episodes
-    finished, episodes that could not run, and whether it was interrupted. `pending` counts the selected episodes
-    still missing.
+    finished, episodes that could not run, episodes abandoned in flight (SIGTERM, a second Ctrl-C), and whether it
+    was interrupted. `pending` counts the selected episodes still missing. `baseline` is the constant-answer baseline
+    of the run's problems per task type (aoi.evaluate.baseline); the figures count forced submits and the successes
+    that came from one (`forced_submits`, `forced_successes`).
     """
 
     run: dict
@@ -28,6 +31,7 @@ class Summary:
     by_task_type: dict
     by_family: dict
     issues: dict
+    baseline: dict = field(default_factory=dict)
     sessions: list[dict] = field(default_factory=list)
     pending: int = 0
 
@@ -63,7 +67,8 @@ def build_summary(rows: list[dict], run: dict, sessions: list[dict], pending: in
     """
     figures = summarize(rows)
     return Summary(run=run, overall=figures["overall"], by_task_type=figures["by_task_type"],
-                   by_family=figures["by_family"], issues=issue_totals(rows), sessions=sessions, pending=pending)
+                   by_family=figures["by_family"], issues=issue_totals(rows), baseline=baseline(rows),
+                   sessions=sessions, pending=pending)
 
 
 def write_summary(summary: Summary, path: str | Path) -> None:
@@ -103,22 +108,33 @@ def _si(value: float) -> str:
 
 
 WIDE_COLUMNS = ("task type", "problems", "episodes", "avg@k%", "best@k%", "std%", "strict avg%", "strict best%",
-                "TTx s", "steps", "env tokens in/out", "model tokens in/out", "wall s")
-# Under NARROW columns: two-line headers, counts and strict figures paired, token counts in k/M, no env tokens or
-# wall time (summary.json and the report have them).
+                "forced ok", "const%", "TTx s", "steps", "env tokens in/out", "model tokens in/out", "wall s")
+# Under NARROW columns: two-line headers, counts and strict figures paired, token counts in k/M, no TTx, steps, env
+# tokens or wall time (summary.json and the report have them).
 NARROW = 150
 NARROW_COLUMNS = ("task type", "problems\n/eps", "avg@k\n%", "best@k\n%", "std\n%", "strict %\navg/best",
-                  "TTx\ns", "steps", "model tok\nin/out")
+                  "forced\nok", "const\n%", "model tok\nin/out")
+CAPTION = ("forced ok: successes from a submit the limits forced (iterations or env steps ran out); const: the "
+           "constant-answer baseline's success on the same problems (n/a: none, as for mitigation)")
 
 
-def _cells(s: dict, narrow: bool) -> list[str]:
-    """Return one group's cells for the wide or the narrow table."""
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else _pct(value)
+
+
+def _cells(s: dict, const: dict, narrow: bool) -> list[str]:
+    """Return one group's cells for the wide or the narrow table (`const`: the group's baseline)."""
+    judged = [_count(s.get("forced_successes")), _rate(const.get("success"))]
     if narrow:
         return [f"{s['problems']}/{s['episodes']}", _pct(s["avg_at_k"]), _pct(s["best_at_k"]), _pct(s["std"]),
-                f"{_pct(s['strict_avg_at_k'])}/{_pct(s['strict_best_at_k'])}", f"{s['ttx']:.0f}", f"{s['steps']:.1f}",
+                f"{_pct(s['strict_avg_at_k'])}/{_pct(s['strict_best_at_k'])}", *judged,
                 f"{_si(s['model_in_tokens'])}/{_si(s['model_out_tokens'])}"]
     return [str(s["problems"]), str(s["episodes"]), _pct(s["avg_at_k"]), _pct(s["best_at_k"]), _pct(s["std"]),
-            _pct(s["strict_avg_at_k"]), _pct(s["strict_best_at_k"]), f"{s['ttx']:.0f}", f"{s['steps']:.1f}",
+            _pct(s["strict_avg_at_k"]), _pct(s["strict_best_at_k"]), *judged, f"{s['ttx']:.0f}", f"{s['steps']:.1f}",
             f"{s['in_tokens']:.0f}/{s['out_tokens']:.0f}", f"{s['model_in_tokens']:.0f}/{s['model_out_tokens']:.0f}",
             f"{s['seconds']:.1f}"]
 
@@ -129,9 +145,11 @@ def summary_table(summary: Summary, title: str = "aoi eval", width: int | None =
     `width` is the console's: under NARROW columns the table is the compact one, which fits 80 columns.
     """
     narrow = width is not None and width < NARROW
-    table = Table(title=title, box=None if narrow else box.HEAVY_HEAD, pad_edge=not narrow, header_style="bold")
+    table = Table(title=title, caption=CAPTION, box=None if narrow else box.HEAVY_HEAD, pad_edge=not narrow,
+                  header_style="bold", caption_justify="left")
     for name in NARROW_COLUMNS if narrow else WIDE_COLUMNS:
         table.add_column(name, justify="left" if name == "task type" else "right", no_wrap=True)
     for name, s in [*summary.by_task_type.items(), ("overall", summary.overall)]:
-        table.add_row(name, *_cells(s, narrow), style="bold" if name == "overall" else None)
+        table.add_row(name, *_cells(s, summary.baseline.get(name, {}), narrow),
+                      style="bold" if name == "overall" else None)
     return table
