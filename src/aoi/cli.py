@@ -28,6 +28,8 @@ LAZY = {
                  "cluster)."),
     "problems": ("aoi.problems.cli", "problems_app", "The AIOpsLab problem catalogue."),
     "serve-env": ("aoi.env.cli", "serve_env", "Serve the environment over HTTP on 127.0.0.1 (bearer token)."),
+    "serve-model": ("aoi.models.cli", "serve_model", "Serve a base model with runtime LoRA on vLLM at 127.0.0.1 "
+                    "until Ctrl-C or SIGTERM."),
     "trajectories": ("aoi.store.cli", "trajectories_app", "Browse the trajectory store: recent ids, one episode "
                      "step by step, JSONL export."),
     "train": ("aoi.echo.cli", "train_app", "Train a role's LoRA adapter: SFT on teacher data, GRPO on rewards "

@@ -23,76 +23,16 @@ import tempfile
 import time
 import weakref
 from pathlib import Path
-from typing import Any
 
-from aoi.models.base import Completion, Message, ModelError
+from aoi.models.base import Completion, Message
 from aoi.models.bases import load_tokenizer
 from aoi.models.compact import reply_schema
 from aoi.models.local import render, token_ids
+from aoi.models.vllm_client import LORA_HINT, Server, ServerError, check_server, completion_ids, prompt_logprobs
 
-LORA_HINT = ("start vLLM with --enable-lora (and --max-lora-rank at least the adapter's r) under "
-             "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or use `python -m aoi.echo.serve --base BASE`")
+__all__ = ["LORA_HINT", "RAW_TEMPERATURE", "ServedObserver", "ServedPolicy", "ServerError", "check_server"]
+
 RAW_TEMPERATURE = 1.0  # the temperature of the log-probs the server returns (vLLM's raw_logprobs: none applied)
-
-
-class ServerError(ModelError):
-    """The completions server is unreachable or refused a request; the message says what to fix."""
-
-
-class Server:
-    """JSON over HTTP to one OpenAI-compatible server; errors become ServerError saying what to fix."""
-
-    def __init__(self, url: str, timeout: float = 600.0):
-        import httpx
-
-        if not url.startswith(("http://", "https://")):
-            raise ServerError(f"--sampler-url {url!r} is not an http(s) URL; give e.g. http://127.0.0.1:8000/v1")
-        self.url = url.rstrip("/").removesuffix("/v1")
-        self.client = httpx.Client(base_url=self.url, timeout=timeout)
-
-    def request(self, method: str, path: str, body: dict | None = None) -> Any:
-        """Send a request; return the JSON answer (or the text when it is not JSON)."""
-        import httpx
-
-        try:
-            response = self.client.request(method, path, json=body)
-        except httpx.TransportError as err:
-            raise ServerError(f"no completions server answers at {self.url} ({type(err).__name__}: {err}); start "
-                              "it (vLLM or `python -m aoi.echo.serve`) or fix --sampler-url") from err
-        if response.status_code >= 400:
-            raise ServerError(f"{method} {self.url}{path} answered {response.status_code} "
-                              f"({_message(response)}); {_hint(path, response.status_code)}")
-        try:
-            return response.json()
-        except ValueError:
-            return response.text
-
-    def models(self) -> list[str]:
-        """Return the ids of the models the server serves."""
-        return [m["id"] for m in self.request("GET", "/v1/models").get("data", [])]
-
-
-def _message(response: Any) -> str:
-    """Return the error text of an answer (vLLM's {"error": {...}}, {"message"}, FastAPI's {"detail"}, or text)."""
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text[:300]
-    inner = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(inner, dict):
-        return str(inner.get("message") or inner.get("detail") or inner)[:300]
-    return str(inner)[:300]
-
-
-def _hint(path: str, status: int) -> str:
-    """Return what to do about a refused request."""
-    if "lora_adapter" in path and status in (404, 405):
-        return f"the server cannot load adapters at run time: {LORA_HINT}"
-    if status == 404:
-        return "the model (adapter) is not loaded on the server: was it restarted? rerun with --resume"
-    if status < 500:
-        return "the server refused Echo's request; check that it is vLLM's OpenAI server or aoi.echo.serve"
-    return "the server failed; see its log"
 
 
 class ServedPolicy:
@@ -135,31 +75,12 @@ class ServedPolicy:
     def generate(self, prompt_ids: list[int], *, max_tokens: int, temperature: float, seed: int,
                  schema: dict | None) -> list[int]:
         """Draw a completion; return its token ids."""
-        # Every sampling setting is explicit: vLLM would otherwise take the model's generation_config defaults, and
-        # the trainer's log-probs assume plain sampling at `temperature` (no top-k/top-p/min-p cut, no penalty).
-        body = {"model": self.model, "prompt": prompt_ids, "max_tokens": max_tokens, "temperature": temperature,
-                "top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0, "seed": seed, "logprobs": 0,
-                "return_tokens_as_token_ids": True}
-        if schema is not None:
-            body["structured_outputs"] = {"json": schema}
-        choice = self.server.request("POST", "/v1/completions", body)["choices"][0]
-        tokens = (choice.get("logprobs") or {}).get("tokens")
-        if tokens is None or not all(str(t).startswith("token_id:") for t in tokens):
-            raise ServerError(f"the server at {self.server.url} returned no token ids; it must honour "
-                              "return_tokens_as_token_ids (vLLM's OpenAI server does)")
-        return [int(str(t).split(":", 1)[1]) for t in tokens]
+        return completion_ids(self.server, self.model, prompt_ids, max_tokens=max_tokens, temperature=temperature,
+                              seed=seed, schema=schema)[0]
 
     def score(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
         """Return log pi(token) of each completion token at temperature 1, unmasked (the server's prompt_logprobs)."""
-        if not completion_ids:
-            return []
-        body = {"model": self.model, "prompt": prompt_ids + completion_ids, "max_tokens": 1, "temperature": 0.0,
-                "prompt_logprobs": 0}
-        rows = self.server.request("POST", "/v1/completions", body)["choices"][0].get("prompt_logprobs")
-        if not rows or len(rows) != len(prompt_ids) + len(completion_ids):
-            raise ServerError(f"the server at {self.server.url} returned no prompt_logprobs for the scoring request; "
-                              "Echo needs vLLM's prompt_logprobs extension")
-        return [float(row[str(token)]["logprob"]) for row, token in zip(rows[len(prompt_ids):], completion_ids)]
+        return prompt_logprobs(self.server, self.model, prompt_ids, completion_ids)
 
 
 class ServedObserver:
@@ -186,20 +107,3 @@ class ServedObserver:
                            "logprobs_temperature": RAW_TEMPERATURE})
         return Completion(text, input_tokens=len(prompt_ids), output_tokens=len(ids), logprobs=logprobs,
                           latency=time.perf_counter() - started, meta={"model": self.policy.model, "token_ids": ids})
-
-
-def check_server(server: Server | str, model: str | None = None) -> str:
-    """Return the base's model name on the server; refuse a server that does not answer or lacks `model`.
-
-    Example:
-        >>> check_server("http://127.0.0.1:9/v1")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        aoi.echo.served.ServerError: no completions server answers at http://127.0.0.1:9 ...
-    """
-    server = Server(server) if isinstance(server, str) else server
-    served = server.models()
-    if not served or (model is not None and model not in served):
-        raise ServerError(f"the server at {server.url} serves {served}, not {model!r}; pass --sampler-model with "
-                          "one of them (the base the trainer's --base names)")
-    return model or served[0]
-

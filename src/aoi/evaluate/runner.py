@@ -34,6 +34,7 @@ from aoi.evaluate.results import ResultsLog, check_versions, episode_key
 from aoi.evaluate.runconfig import pin_config, prepare_config
 from aoi.evaluate.summary import Summary, build_summary, read_sessions, write_summary
 from aoi.interrupts import interruptible
+from aoi.models.vllm_model import shared_server
 from aoi.problems import make as make_problem
 from aoi.store.sqlite import TrajectoryStore
 
@@ -187,13 +188,21 @@ def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed:
         console.print(f"nothing to run: all {len(session.selected)} episodes are in {session.log.path}")
         session.done = True
         return session.save()
-    _drive(session, config, max(1, min(workers, len(session.todo))), executor)
+    with shared_server(config.model.spec) as spec:  # local:...+engine=vllm: one vLLM server, all workers on it
+        _drive(session, _with_spec(config, spec), max(1, min(workers, len(session.todo))), executor)
     session.done = True  # a kill -9 never gets here: its session stays on record as interrupted
     summary = session.save()
     if summary.interrupted or summary.pending:
         console.print(f"[yellow]{summary.pending} episode(s) missing[/]; run the same command again (same --out "
                       f"{out_dir}) to resume: finished episodes are kept and skipped")
     return summary
+
+
+def _with_spec(config: RunConfig, spec: str) -> RunConfig:
+    """Return the config with another model spec (the same config when it is the same spec)."""
+    if spec == config.model.spec:
+        return config
+    return config.model_copy(update={"model": config.model.model_copy(update={"spec": spec})})
 
 
 def _start_pool(executor: tuple, workers: int, config: RunConfig, out_dir: Path, jobs: list[Job]):

@@ -29,10 +29,10 @@ TINY_SIZES = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt")
 
 
-def load_base(base: str, device: str = "cpu") -> tuple[Any, Any]:
+def load_base(base: str, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
     """Return (model, tokenizer) for "tiny", "smollm2", a model directory or a .gguf file, in eval mode on device.
 
-    On CUDA the weights are bfloat16; on CPU float32.
+    The weights are `dtype` ("float32", "bfloat16"); None: bfloat16 on CUDA, as loaded (float32 for ours) on CPU.
 
     Example:
         >>> model, tokenizer = load_base("tiny")  # doctest: +SKIP
@@ -46,8 +46,8 @@ def load_base(base: str, device: str = "cpu") -> tuple[Any, Any]:
         model, tokenizer = _from_path(smollm2_cache())
     else:
         model, tokenizer = _from_path(Path(base))
-    dtype = _require("torch").bfloat16 if str(device).startswith("cuda") else None
-    return model.to(device=device, dtype=dtype).eval(), tokenizer
+    dtype = dtype or ("bfloat16" if str(device).startswith("cuda") else None)
+    return model.to(device=device, dtype=getattr(_require("torch"), dtype) if dtype else None).eval(), tokenizer
 
 
 def base_identity(base: str) -> dict:

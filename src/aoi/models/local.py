@@ -31,7 +31,7 @@ class LocalModel:
     def __init__(self, base: str | Path = "smollm2", adapter: str | Path | None = None, device: str = "cpu",
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0, seed: int = 0,
                  logprobs: bool = False, constrained: bool = True, progress: bool | None = None,
-                 threads: int | None = None):
+                 threads: int | None = None, dtype: str = "auto"):
         """Load the base model, then the adapter if one is given.
 
         Args:
@@ -46,6 +46,8 @@ class LocalModel:
             progress: Show "<role> thinking… N tok/s" on stderr; None: only when stderr is a terminal.
             threads: torch's CPU threads for the whole process (None: torch's default). On a machine other jobs
                 share, 1 can be several times faster than threads that wait on each other.
+            dtype: "fp32", "bf16", or "auto": bf16 on CUDA, and on a CPU with native bf16 (AVX512-BF16 or AMX:
+                1.2x faster than fp32 on SmolLM2 here), except for `tiny`, the tests' model, which stays fp32.
 
         Example:
             >>> m = LocalModel("smollm2")  # doctest: +SKIP
@@ -61,7 +63,7 @@ class LocalModel:
             _set_threads(threads)
         if self.adapter is not None:
             self.adapter_version = check_adapter(self.adapter, self.base).get("version")
-        model, self.tokenizer = load_base(self.base, self.device)
+        model, self.tokenizer = load_base(self.base, self.device, dtype=_dtype(dtype, self.base, self.device))
         self.model = _with_adapter(model, self.adapter)
         self.name = f"local:{_short(self.base)}" + (f"+{self.adapter.name}" if self.adapter else "")
         self._options(max_new_tokens, temperature, seed, logprobs, constrained, progress)
@@ -232,6 +234,26 @@ def _device(device: str) -> str:
     if str(device).startswith("cuda") and not torch.cuda.is_available():
         raise ModelError(f"device {device!r} asked but CUDA is not available here; use device=cpu (the default)")
     return device
+
+
+def _dtype(dtype: str, base: str, device: str) -> str:
+    """Resolve a dtype setting to torch's name: "auto" is bfloat16 on CUDA and on a CPU with native bf16 (not for
+    tiny)."""
+    if dtype in ("fp32", "bf16"):
+        return {"fp32": "float32", "bf16": "bfloat16"}[dtype]
+    if dtype != "auto":
+        raise ModelError(f"unknown dtype {dtype!r}; use fp32, bf16 or auto (local:<base>+dtype=fp32)")
+    if str(device).startswith("cuda"):
+        return "bfloat16"
+    return "bfloat16" if base != "tiny" and cpu_has_bf16() else "float32"
+
+
+def cpu_has_bf16() -> bool:
+    """Tell whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX), where bf16 beats fp32."""
+    import torch
+
+    native = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return any(check() for check in native if check is not None)
 
 
 def _set_threads(threads: int) -> None:

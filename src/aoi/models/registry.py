@@ -12,7 +12,8 @@ from aoi.models.retry import with_retries
 
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 FORMS = ("openai:<model>", "openrouter:<model>", "vllm:<model>@<url>", "ollama:<model>",
-         "local:<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>]", "replay:<file>", "expert")
+         "local:<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>][+engine=vllm|+server=<url>]",
+         "replay:<file>", "expert")
 LOCAL_PARTS = re.compile(r"\+(?=\w+=)")  # `+name=` starts a part; other `+` stay in the path
 # Options every spec accepts (the run config passes them all); a backend drops those it has no use for.
 COMMON = frozenset({"base_url", "api_key", "timeout", "temperature", "max_tokens", "max_retry_wait"})
@@ -72,14 +73,46 @@ def _ollama(model: str, options: dict) -> Model:
 
 def _local(rest: str, options: dict) -> Model:
     """Build a local model: `<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>][+constrained=<on|off>]
-    [+max_new_tokens=<n>][+threads=<n>]`; the run config's max_tokens (1024 by default) caps the local cap (256)."""
-    from aoi.models.local import DEFAULT_MAX_NEW_TOKENS, LocalModel
+    [+max_new_tokens=<n>][+threads=<n>][+dtype=<fp32|bf16>][+engine=<transformers|vllm>][+server=<url>]`; the run
+    config's max_tokens (1024 by default) caps the local cap (256). `+engine=vllm` draws on a vLLM server this model
+    starts (aoi.models.vllm_model), `+server=URL` on a running one (`aoi serve-model`)."""
+    from aoi.models.local import DEFAULT_MAX_NEW_TOKENS
 
     base, *extras = LOCAL_PARTS.split(rest)
     parsed = _local_extras(extras, rest)
-    options = _without(options, {"base_url", "api_key", "timeout"})
-    cap, ceiling = parsed.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS), options.pop("max_tokens", None)
-    return LocalModel(base, **(options | parsed), max_new_tokens=min(cap, ceiling or cap))
+    cap, ceiling = parsed.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS), options.get("max_tokens")
+    parsed["max_new_tokens"] = min(cap, ceiling or cap)
+    if parsed.pop("engine", "transformers") == "vllm" or "server" in parsed:
+        return _on_vllm(base, parsed, options, rest)
+    from aoi.models.local import LocalModel
+
+    return LocalModel(base, **(_without(options, {"base_url", "api_key", "timeout", "max_tokens"}) | parsed))
+
+
+def _on_vllm(base: str, parsed: dict, options: dict, rest: str) -> Model:
+    """Build a local model drawn on vLLM (the transformers engine's parts refused)."""
+    from aoi.models.vllm_model import VllmModel
+
+    if {"device", "threads"} & set(parsed):
+        raise ValueError(f"local:{rest}: +device and +threads set the transformers engine; vLLM's server chooses "
+                         "its own device and threads (drop them, or drop +engine=vllm and +server=)")
+    dtype = {"fp32": "float32", "bf16": "bfloat16"}[parsed.pop("dtype", "bf16")]
+    return VllmModel(base, **(_without(options, {"base_url", "api_key", "max_tokens"}) | parsed), dtype=dtype)
+
+
+def vllm_parts(spec: str) -> dict | None:
+    """Return a `local:` spec's parts with "base" when it draws on vLLM, else None.
+
+    Example:
+        >>> vllm_parts("local:smollm2+engine=vllm"), vllm_parts("local:tiny"), vllm_parts("expert")
+        ({'engine': 'vllm', 'base': 'smollm2'}, None, None)
+    """
+    kind, _, rest = spec.partition(":")
+    if kind != "local" or not rest:
+        return None
+    base, *extras = LOCAL_PARTS.split(rest)
+    parsed = _local_extras(extras, rest)
+    return parsed | {"base": base} if parsed.get("engine") == "vllm" or "server" in parsed else None
 
 
 def _local_extras(extras: list[str], rest: str) -> dict:
@@ -87,15 +120,19 @@ def _local_extras(extras: list[str], rest: str) -> dict:
     parsed: dict = {}
     for extra in extras:
         name, _, value = extra.partition("=")
-        if name not in LOCAL_OPTIONS or not value or (LOCAL_OPTIONS[name] is int and not value.isdigit()):
+        kind = LOCAL_OPTIONS.get(name)
+        if kind is None or not value or (kind is int and not value.isdigit()) or (
+                isinstance(kind, tuple) and value not in kind):
             raise ValueError(f"unknown part {extra!r} in local:{rest}; use local:<tiny|smollm2|dir>[+adapter=<dir>]"
-                             "[+device=<cpu|cuda|auto>][+constrained=<on|off>][+max_new_tokens=<n>][+threads=<n>]")
-        parsed[name] = LOCAL_OPTIONS[name](value)
+                             "[+device=<cpu|cuda|auto>][+constrained=<on|off>][+max_new_tokens=<n>][+threads=<n>]"
+                             "[+dtype=<fp32|bf16>][+engine=<transformers|vllm>][+server=<url>]")
+        parsed[name] = value if isinstance(kind, tuple) else kind(value)
     return parsed
 
 
-LOCAL_OPTIONS = {"adapter": str, "device": str, "max_new_tokens": int, "threads": int,
-                 "constrained": lambda value: value not in ("off", "0", "false", "no")}
+LOCAL_OPTIONS = {"adapter": str, "device": str, "max_new_tokens": int, "threads": int, "server": str,
+                 "constrained": lambda value: value not in ("off", "0", "false", "no"),
+                 "dtype": ("fp32", "bf16"), "engine": ("transformers", "vllm")}
 
 
 def _replay(path: str, options: dict) -> Model:

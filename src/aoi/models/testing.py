@@ -37,3 +37,18 @@ def save_tiny_model(folder, chat_template: str | None = TEMPLATE):
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def save_tiny_for_vllm(folder):
+    """Save the `tiny` base's weights and tokenizer as a model folder vLLM's CPU backend can serve; return it.
+
+    tiny's 4 heads of 16 dimensions become 2 of 32 (1 key-value head): the same tensors, another split of them, as
+    vLLM's CPU attention needs heads of at least 32 dimensions. A test base for the vLLM path (`local:FOLDER`).
+    """
+    from aoi.models.bases import load_base
+
+    model, tokenizer = load_base("tiny")
+    model.config.num_attention_heads, model.config.num_key_value_heads, model.config.head_dim = 2, 1, 32
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
