@@ -16,6 +16,7 @@ from aoi.train.rollouts import team
 
 MITIGATION = "scale_pod_zero_social_net-mitigation-1"
 DETECTION = "noop_detection_social_network-1"
+LOCALIZATION = "network_loss_hotel_res-localization-1"
 CALLS = ("ok", "format_error")  # Observer steps that are model calls (the final submit record is not)
 
 
@@ -39,12 +40,12 @@ def rows_of(traj, problem) -> tuple[list[dict], list[dict]]:
     return sft, rl
 
 
-def export(folder: Path, episodes: list[tuple[str, str]]) -> Path:
+def export(folder: Path, episodes: list[tuple[str, str]], decision_format: str = "standard") -> Path:
     """Run the expert on (problem id, split part) pairs and write the dataset folder; return it."""
     import datasets
 
     sft, rl, splits = [], [], {name: {"train": [], "test": []} for name in ("by_target", "by_family", "by_app")}
-    config = load_config(overrides={"model": "expert"}, environ={})
+    config = load_config(overrides={"model": "expert", "agent.decision_format": decision_format}, environ={})
     for problem_id, part in episodes:
         env = make(problem_id)
         try:
@@ -68,3 +69,9 @@ def export(folder: Path, episodes: list[tuple[str, str]]) -> Path:
 def dataset(tmp_path_factory) -> Path:
     """The mitigation episode for training, the detection one held out."""
     return export(tmp_path_factory.mktemp("data"), [(MITIGATION, "train"), (DETECTION, "test")])
+
+
+@pytest.fixture(scope="session")
+def compact_dataset(tmp_path_factory) -> Path:
+    """The expert's compact decisions (a local model's format) on a localization problem, the detection one held out."""
+    return export(tmp_path_factory.mktemp("compact"), [(LOCALIZATION, "train"), (DETECTION, "test")], "compact")

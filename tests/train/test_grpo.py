@@ -78,6 +78,11 @@ def test_resume_continues_from_the_checkpoint(run):
     manifest = train_grpo(resumed)
     assert manifest["metrics"]["steps"] == 3
     assert [line["step"] for line in reward_lines(options.out)] == [1, 2, 3]  # steps 1-2 were not trained again
+    # the checkpoint's linear decay had reached 0 at its last step; the resumed step runs (and logs) the rate of
+    # the new 3-step schedule at step 3, not 0
+    rates = [line["learning_rate"] for line in reward_lines(options.out)]
+    assert rates == pytest.approx([SMALL["learning_rate"] * (1 - step / 2) for step in (0, 1)]
+                                  + [SMALL["learning_rate"] * (1 - 2 / 3)])
 
 
 def test_whole_episode_rollouts_share_the_episode_reward(dataset, tmp_path):

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 
 from aoi.models.base import Message
+from aoi.models.compact import prompt_format
 from aoi.train.rollouts import Outcome, OutcomeCache, State, play
 from aoi.train.sampling import GenerativeObserver, policy_observer, sample_seed
 
@@ -33,7 +34,8 @@ def rollout_function(rows, cache: OutcomeCache, episode_steps: int, seed: int,
                      max_iterations: int | None = None, constrained: bool = True) -> Callable:
     """Return a TRL rollout_func playing one whole episode per incoming prompt (prompts arrive repeated G times).
 
-    The policy's decisions are sampled as aoi.train.sampling does (`constrained`: masked to the Observer's schema).
+    The policy's decisions are sampled as aoi.train.sampling does (`constrained`: masked to the Observer's schema),
+    in the decision format of the start row's prompt (the format the data was recorded in).
     """
     starts = {prompt_key(row["prompt"]): row for row in rows}
 
@@ -41,7 +43,8 @@ def rollout_function(rows, cache: OutcomeCache, episode_steps: int, seed: int,
         out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "episode_key": []}
         for index, prompt in enumerate(prompts):
             key = f"episode-{trainer.state.global_step}-{index}"
-            policy = policy_observer(trainer, constrained=constrained, seed=sample_seed(seed, key))
+            policy = policy_observer(trainer, constrained=constrained, seed=sample_seed(seed, key),
+                                     decision_format=prompt_format(prompt))
             sample = _episode(starts[prompt_key(prompt)], policy, cache, key, (episode_steps, max_iterations),
                               random.Random(f"{seed}-{key}"))
             for name, value in sample.items():

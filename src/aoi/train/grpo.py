@@ -165,7 +165,34 @@ def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict)
                         seed=options.seed, reward_weights=weights, **{**GRPO_DEFAULTS, **options.grpo},
                         **device_args)
     return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=rows, processing_class=tokenizer,
-                       peft_config=peft_config, callbacks=callbacks(options.out), **_rollout(options, rows, cache))
+                       peft_config=peft_config, callbacks=[*callbacks(options.out), follow_schedule()],
+                       **_rollout(options, rows, cache))
+
+
+def follow_schedule() -> Any:
+    """Return a callback that, on a resume, sets the learning rate to where this run's schedule is at that step.
+
+    A checkpoint keeps the rate its own schedule had reached: 0 at the end of a linear decay. Resumed with more
+    steps, training went on at that rate and logged `learning_rate: 0.0`; the schedule is rebuilt for the new
+    `--max-steps` but its rate was not applied until the next scheduler step.
+    """
+    from transformers import TrainerCallback
+
+    class FollowSchedule(TrainerCallback):
+        """Re-apply the schedule's rate after the checkpoint's optimizer and scheduler were loaded."""
+
+        def on_train_begin(self, args, state, control, optimizer=None, lr_scheduler=None, **kwargs):
+            """Set each parameter group's rate (and the rate the trainer logs) from the schedule at this step."""
+            scheduler = getattr(lr_scheduler, "scheduler", lr_scheduler)
+            lambdas = getattr(scheduler, "lr_lambdas", None)
+            if optimizer is None or not lambdas or not state.global_step:
+                return
+            rates = [base * rate(state.global_step) for base, rate in zip(scheduler.base_lrs, lambdas)]
+            for group, value in zip(optimizer.param_groups, rates):
+                group["lr"] = value
+            scheduler._last_lr = rates
+
+    return FollowSchedule()
 
 
 def _rollout(options: GrpoOptions, rows, cache: OutcomeCache) -> dict:

@@ -1,6 +1,8 @@
 """Reward terms: plain functions of an episode's outcome (from the twin) and the policy's decisions.
 
 Each term is one TRL reward function with its own weight, so each is logged on its own (`rewards/<name>/mean`).
+Per-decision outcomes are the decision's own (aoi.train.rollouts: no continuation that investigates further), so
+every term moves with the sampled decision.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from collections.abc import Callable
 from aoi.store.signals import partial_credit
 from aoi.train.rollouts import Outcome, OutcomeCache, valid_decision
 
-DEFAULT_WEIGHTS = {"success": 1.0, "strict": 1.0, "partial": 0.5, "efficiency": 0.2, "format": 0.2, "safety": 0.5}
+DEFAULT_WEIGHTS = {"success": 1.0, "strict": 1.0, "partial": 0.5, "efficiency": 0.2, "format": 0.2, "safety": 0.5,
+                   "evidence": 0.3}
 
 
 def success(outcome: Outcome) -> float:
@@ -80,6 +83,19 @@ def format_valid(outcome: Outcome) -> float:
     return sum(valid_decision(d) for d in outcome.decisions) / len(outcome.decisions)
 
 
+def evidence(outcome: Outcome) -> float:
+    """Return 1 when the decision was a probe whose report named a faulty component (per-decision rollouts).
+
+    A probe earns the verdict of what it surfaced (the Finisher answers from it); this term also credits a report
+    that points at the cause before it is enough to answer. Whole-episode outcomes carry 0.
+
+    Example:
+        >>> evidence(_example(evidence=1.0)), evidence(_example())
+        (1.0, 0.0)
+    """
+    return float(outcome.evidence)
+
+
 def safety(outcome: Outcome) -> float:
     """Return the cost of commands the policy or the approval gate refused: -0.25 each, at most -1.
 
@@ -91,7 +107,8 @@ def safety(outcome: Outcome) -> float:
 
 
 TERMS: dict[str, Callable[[Outcome], float]] = {"success": success, "strict": strict, "partial": partial,
-                                                "efficiency": efficiency, "format": format_valid, "safety": safety}
+                                                "efficiency": efficiency, "format": format_valid, "safety": safety,
+                                                "evidence": evidence}
 
 
 def reward_functions(cache: OutcomeCache, weights: dict[str, float]) -> tuple[list[Callable], list[float]]:

@@ -1,9 +1,11 @@
 """Rollouts in the twin: restore a recorded state by replaying its Observer prefix, play a decision, get the outcome.
 
 Episodes are deterministic by seed, so replaying the Observer's earlier decisions (the dataset's `prefix`) with the
-expert Probe/Executor brings the episode back to exactly the recorded state; the sampled decision is played there
-and a fixed continuation policy (the expert Observer) finishes the episode. The outcome is the environment's own
-verdict (AIOpsLab's results and the strict oracle), never a judge's opinion.
+expert Probe/Executor brings the episode back to exactly the recorded state (in the decision format the state was
+recorded in); the sampled decision is played there and the `Finisher` (aoi.train.finisher: the expert, forbidden to
+investigate further) ends the episode, so the outcome is the decision's own: the verdict on its answer, on its fix,
+or on what its probe surfaced, plus whether that probe's report named the faulty component (`evidence`). A decision
+that does not parse is not played. Verdicts are the environment's own (AIOpsLab's results and the strict oracle).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import Any
 from aoi.agents.actions import FormatError, extract_json
 from aoi.agents.observer import NEXT_STEPS
 from aoi.models.base import Completion, Message, Model
+from aoi.models.compact import STANDARD, prompt_format
 from aoi.models.replay import ReplayModel
+from aoi.train.finisher import Finisher, surfaced
 
 TEAM = ("probe", "executor", "compressor")
 UNSAFE = ("refused", "approval_denied")  # step statuses (aoi.protocols.Status) of commands turned down
@@ -57,6 +61,7 @@ class Outcome:
     sim_seconds: float
     unsafe: int  # commands refused or denied
     decisions: tuple[str, ...] = ()  # the policy's Observer decisions (one in per-decision rollouts)
+    evidence: float = 0.0  # per-decision probes: 1 when the probe's report named a faulty component
     error: str | None = None
     extra: dict = field(default_factory=dict)
 
@@ -112,11 +117,13 @@ def team(observer: Model, expert: Model | None = None) -> dict[str, Model]:
     return {"observer": observer, **dict.fromkeys(TEAM, expert)}
 
 
-def play(state: State, observer: Model, *, max_steps: int = 30, max_iterations: int | None = None) -> Outcome:
+def play(state: State, observer: Model, *, max_steps: int = 30, max_iterations: int | None = None,
+         decision_format: str = "auto") -> Outcome:
     """Run one episode of the state's problem with the given Observer and the expert team; return its outcome.
 
     `max_iterations` caps the Observer's decisions (None: the configured default); the prompts name the cap, so a
-    replayed prefix only reproduces its recorded state under the cap it was recorded with.
+    replayed prefix only reproduces its recorded state under the cap it was recorded with, and in the decision
+    format (`agent.decision_format`) it was recorded in.
 
     Example:
         >>> from aoi.models.expert import ExpertModel
@@ -128,9 +135,10 @@ def play(state: State, observer: Model, *, max_steps: int = 30, max_iterations: 
     from aoi.config import load_config
     from aoi.env import make
 
-    overrides = {"model": "expert", "env": {"seed": state.seed, "max_steps": max_steps}}
+    overrides = {"model": "expert", "env": {"seed": state.seed, "max_steps": max_steps},
+                 "agent": {"decision_format": decision_format}}
     if max_iterations is not None:
-        overrides["agent"] = {"max_iterations": max_iterations}
+        overrides["agent"]["max_iterations"] = max_iterations
     config = load_config(overrides=overrides, environ={})
     env = make(state.problem_id, seed=state.seed, target=state.target, max_steps=max_steps)
     try:
@@ -156,17 +164,40 @@ def outcome_of(traj, max_steps: int) -> Outcome:
 
 def play_decision(state: State, decision: str, *, continuation: Model | None = None,
                   expect: list[Message] | None = None, max_steps: int = 30) -> Outcome:
-    """Restore the state, play `decision` as the Observer's next one, finish with the continuation (the expert).
+    """Restore the state, play `decision` as the Observer's next one, and let the Finisher end the episode.
 
-    `expect` is the prompt the decision was sampled for; the replay checks it came back exactly.
+    `expect` is the prompt the decision was sampled for: the replay checks it came back exactly, and its format
+    (standard or compact) is the one the episode is replayed in. `continuation` replaces the Finisher (tests).
     """
-    if continuation is None:
-        from aoi.models.expert import ExpertModel
+    if not valid_decision(decision):
+        return _unplayed(state, decision, max_steps)
+    finisher = continuation or Finisher()
+    observer = ScriptedObserver([*state.prefix, decision], finisher, expect)
+    outcome = play(state, observer, max_steps=max_steps,
+                   decision_format=prompt_format(expect) if expect else STANDARD)
+    evidence = _evidence(state, finisher) if extract_json(decision).get("next") == "probe" else 0.0
+    return Outcome(**{**outcome.__dict__, "decisions": (decision,), "evidence": evidence})
 
-        continuation = ExpertModel()
-    observer = ScriptedObserver([*state.prefix, decision], continuation, expect)
-    outcome = play(state, observer, max_steps=max_steps)
-    return Outcome(**{**outcome.__dict__, "decisions": (decision,)})
+
+def _unplayed(state: State, decision: str, max_steps: int) -> Outcome:
+    """Return the outcome of a decision that does not parse: nothing played, nothing won (the format term says why)."""
+    from aoi.problems.registry import make
+
+    task_type = make(state.problem_id, state.target).task_type
+    return Outcome(task_type=task_type, results={}, success=False, strict=False, steps=0, max_steps=max_steps,
+                   sim_seconds=0.0, unsafe=0, decisions=(decision,))
+
+
+def _evidence(state: State, finisher: Model) -> float:
+    """Return whether the sampled probe's report (in the first prompt after it) named a faulty component."""
+    from aoi.problems.registry import make
+
+    prompts = getattr(finisher, "prompts", None)
+    if not prompts:  # the episode ended with the decision (its last iteration, or no steps left)
+        return 0.0
+    answers = make(state.problem_id, state.target).answers
+    names = answers.localization if answers.detection == "Yes" else ()
+    return surfaced(str(prompts[0][-1].get("content") or ""), names)
 
 
 class OutcomeCache:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aoi.models.base import Completion, Message
+from aoi.models.compact import COMPACT
 
 
 def sample_seed(*parts: Any) -> int:
@@ -31,19 +32,22 @@ class GenerativeObserver:
     """A causal LM answering as the Observer through aoi.models.local; it keeps every call's tokens and log-probs.
 
     Sampling (temperature > 0) uses no top-k/top-p cut, as TRL's GRPO defaults; temperature 0 is greedy.
-    `constrained` masks the decision to the Observer's schema; either way the reply stops when its JSON closes.
+    `constrained` masks the decision to the schema its prompt asks for (aoi.models.compact.reply_schema); either way
+    the reply stops when its JSON closes. `decision_format` is the format it decides in when it plays whole episodes
+    (compact, as every local model, unless the data it learned from is standard).
     """
 
     name = "policy"
 
     def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 256, temperature: float = 1.0,
-                 constrained: bool = False, seed: int = 0):
+                 constrained: bool = False, seed: int = 0, decision_format: str = COMPACT):
         from aoi.models.local import LocalModel
 
         self.local = LocalModel.from_loaded(model, tokenizer, name="local:policy", max_new_tokens=max_new_tokens,
                                             temperature=temperature, seed=seed, logprobs=True,
                                             constrained=constrained, progress=False)
         self.calls: list[dict] = []
+        self.decision_format = decision_format
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
                  temperature: float | None = None) -> Completion:
@@ -57,11 +61,13 @@ class GenerativeObserver:
         return completion
 
 
-def policy_observer(trainer: Any, *, constrained: bool, seed: int) -> GenerativeObserver:
+def policy_observer(trainer: Any, *, constrained: bool, seed: int,
+                    decision_format: str = COMPACT) -> GenerativeObserver:
     """Return the model being trained as the Observer, at the trainer's temperature and completion length."""
     model = trainer.accelerator.unwrap_model(trainer.model)
     return GenerativeObserver(model, trainer.processing_class, max_new_tokens=trainer.args.max_completion_length,
-                              temperature=trainer.args.temperature, constrained=constrained, seed=seed)
+                              temperature=trainer.args.temperature, constrained=constrained, seed=seed,
+                              decision_format=decision_format)
 
 
 def decision_rollout(seed: int, constrained: bool = True) -> Callable:
