@@ -40,6 +40,8 @@ LAZY = {
                   "twin; export the seeds."),
     "evolve": ("aoi.evolve.cli", "evolve_app", "The Evolvers: generate new fault scenarios; mine failed runs into "
                "guidance."),
+    "view": ("aoi.view.cli", "view_command", "Serve a read-only web viewer of runs on 127.0.0.1: results, "
+             "trajectories, comparisons, reward curves."),
 }
 
 

@@ -15,7 +15,7 @@ trajectories_app = typer.Typer(help="Browse the trajectory store: recent ids, on
                                no_args_is_help=True)
 STORE_HELP = "The store: a .db file, or a run directory of `aoi eval --out` (default: store.path of the config)."
 SHORT = 12  # characters of an id listed (48 bits: unambiguous in any store of a realistic size)
-EXCERPT = 240  # characters of an observation shown per step (--json has them whole)
+EXCERPT = 240  # characters of an observation shown per step (--full and --json have them whole)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -123,8 +123,8 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT].rstrip() + f" ... ({len(text)} chars)"
 
 
-def print_trajectory(console: Console, traj) -> None:
-    """Print a trajectory's header, then each step: role, status, action, observation excerpt, tokens."""
+def print_trajectory(console: Console, traj, full: bool = False) -> None:
+    """Print a trajectory's header, then each step: role, status, action, observation (an excerpt unless full)."""
     header = Table(show_header=False, box=None)
     header.add_column(style="bold", no_wrap=True)
     header.add_column(overflow="fold")
@@ -138,22 +138,51 @@ def print_trajectory(console: Console, traj) -> None:
         what = step.action.strip() or _excerpt(step.text)
         console.print(escape(what.replace("```", "").strip()) or "-", style="cyan")
         if step.observation:
-            console.print(escape(_excerpt(step.observation)), style="dim")
+            console.print(escape(step.observation.strip() if full else _excerpt(step.observation)), style="dim")
 
 
 @trajectories_app.command("show")
 def show_command(
     trajectory_id: str = typer.Argument(..., help="A trajectory id (as `aoi run` prints it) or its unique prefix."),
-    store: Path | None = typer.Option(None, "--store", help=STORE_HELP),
+    store: Path | None = typer.Option(None, "--store", help=STORE_HELP + " Without it, the run folders under the "
+                                      "working directory are searched for the id too."),
     as_json: bool = typer.Option(False, "--json", help="Print the stored record as JSON instead."),
+    full: bool = typer.Option(False, "--full", help="Print every observation whole (by default each is cut at "
+                              f"{EXCERPT} characters)."),
     config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
 ) -> None:
     """Print one trajectory: problem, models, verdicts, then every step with its action and observation."""
-    traj = resolve(open_store(store, config_file), trajectory_id)
+    traj = resolve(open_store(store, config_file), trajectory_id) if store else find(trajectory_id, config_file)
     if as_json:
         typer.echo(json.dumps(traj.to_dict(), indent=2, default=str, ensure_ascii=False))
         return
-    print_trajectory(Console(), traj)
+    print_trajectory(Console(), traj, full=full)
+
+
+def find(given: str, config_file: Path | None):
+    """Return the trajectory `given` names from the configured store, else from the one run folder that holds it."""
+    from aoi.config import ConfigError, load_config
+    from aoi.store.locate import find_stores, stores_holding
+
+    try:
+        default = load_config(config_file).store.path
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    default = default / "trajectories.db" if default.is_dir() else default
+    searched = [default] if default.is_file() else []
+    searched += [p for p in find_stores(Path.cwd()) if not (default.is_file() and p.samefile(default))]
+    holding = stores_holding(given, searched)
+    if len(holding) == 1 and len(holding[0][1]) == 1:
+        return open_store(holding[0][0]).get(holding[0][1][0])
+    if len(holding) == 1:
+        raise _fail(f"{given!r} starts more than one trajectory id in {holding[0][0]}; give more characters")
+    if holding:
+        raise _fail(f"{given!r} is in {len(holding)} stores ({', '.join(str(p) for p, _ in holding)}); pass --store "
+                    "with the one you mean")
+    where = default if default.is_file() else f"{default} (no such file)"
+    others = len(searched) - default.is_file()
+    raise _fail(f"no trajectory {given!r} in {where} or the {others} other store(s) under {Path.cwd()}; pass "
+                "--store RUN_DIR (the folder of `aoi eval --out`) or --store FILE.db")
 
 
 @trajectories_app.command("export")

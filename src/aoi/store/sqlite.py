@@ -111,17 +111,24 @@ class TrajectoryStore:
     """
 
     def __init__(self, path: str | Path, busy_timeout: float = 30.0,
-                 before_commit: Callable[[sqlite3.Connection, Trajectory], None] | None = None):
+                 before_commit: Callable[[sqlite3.Connection, Trajectory], None] | None = None,
+                 readonly: bool = False):
         """Open (creating and migrating when needed) the store at `path`.
 
         Args:
             path: the database file; its folder is created.
             busy_timeout: seconds a write waits for another process's write before failing.
             before_commit: called inside save's transaction just before COMMIT (tests use it to crash there).
+            readonly: only read an existing store of the current schema (viewers): nothing is created or migrated,
+                and every write fails.
         """
         self.path = Path(path)
         self.busy_timeout = busy_timeout
         self.before_commit = before_commit
+        self.readonly = readonly
+        if readonly:
+            self._check_readable()
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._open()
@@ -140,11 +147,32 @@ class TrajectoryStore:
                                  f"disk (store.path in aoi.yaml or AOI_STORE)")
             self._migrate(conn)
 
+    def _check_readable(self) -> None:
+        """Refuse, for reading only, a missing store or one whose schema is not this AOI's."""
+        if not self.path.is_file():
+            raise StoreError(f"no trajectory store at {self.path}")
+        try:
+            version = self.schema_version()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a usable SQLite store ({exc})") from exc
+        if version != SCHEMA_VERSION:
+            raise StoreError(f"{self.path} has schema {version}, this AOI reads {SCHEMA_VERSION}; open it once with "
+                             f"`aoi trajectories list --store {self.path}` to migrate it, or upgrade aoi")
+
+    def _readonly_uri(self) -> str:
+        """Return the URI that reads the store without writing: with no WAL file (no writer) as immutable, so not
+        even SQLite's -wal/-shm files are created; else read-only beside the writer, seeing its commits."""
+        live = Path(f"{self.path}-wal").exists()
+        return f"{self.path.resolve().as_uri()}?{'mode=ro' if live else 'immutable=1'}"
+
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """Yield a fresh autocommit connection (transactions are explicit) and close it afterwards."""
-        with closing(sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)) as conn:
-            conn.execute("PRAGMA synchronous=NORMAL")
+        target = self._readonly_uri() if self.readonly else self.path
+        with closing(sqlite3.connect(target, timeout=self.busy_timeout, isolation_level=None,
+                                     uri=self.readonly)) as conn:
+            if not self.readonly:
+                conn.execute("PRAGMA synchronous=NORMAL")
             yield conn
 
     @contextmanager
