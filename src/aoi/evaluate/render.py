@@ -27,6 +27,7 @@ class Table:
 
     headers: list[str]
     rows: list[list[str]]
+    links: dict[str, str] = field(default_factory=dict)  # HTML: a cell part (", "-separated) -> the page it opens
 
 
 @dataclass
@@ -82,10 +83,19 @@ def _cell(text: str) -> str:
     return f'<span class="{css}">{escape(text)}</span>' if css else escape(text)
 
 
+def _linked(text: str, links: dict[str, str]) -> str:
+    """Return a cell's HTML with each of its ", "-separated parts that has a page as a link to it."""
+    if not links:
+        return _cell(text)
+    return ", ".join(f'<a href="{escape(links[part])}">{escape(part)}</a>' if part in links else _cell(part)
+                     for part in text.split(", "))
+
+
 def _html_table(table: Table) -> str:
     """Return an HTML table."""
     head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    body = "".join("<tr>" + "".join(f"<td>{_linked(c, table.links)}</td>" for c in row) + "</tr>"
+                   for row in table.rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 

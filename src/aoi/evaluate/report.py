@@ -13,9 +13,17 @@ from aoi.evaluate.compare import compare
 from aoi.evaluate.gains import split_sections
 from aoi.evaluate.metrics import group_by, outcomes, summarize
 from aoi.evaluate.render import Section, Table, html, markdown
-from aoi.evaluate.report_tables import app_section, common_note, common_problems, problem_key, problems_section
+from aoi.evaluate.report_tables import (
+    app_section,
+    common_note,
+    common_problems,
+    flipped_section,
+    problem_key,
+    problems_section,
+)
 from aoi.evaluate.results import ResultsLog
 from aoi.evaluate.summary import Summary, build_summary, read_sessions
+from aoi.view.pages import write_pages
 
 TOKEN_SERIES = (("env in", "in_tokens"), ("env out", "out_tokens"), ("model in", "model_in_tokens"),
                 ("model out", "model_out_tokens"))
@@ -245,6 +253,12 @@ def gain_sections(runs: list[Run]) -> list[Section]:
     return split_sections(_names(runs), [run.rows for run in runs])
 
 
+def pages(runs: list[Run], folder: Path) -> dict[str, str]:
+    """Write the runs' trajectory pages into folder/view (aoi.view); return {problem or trajectory id: its href}."""
+    written = write_pages([(name, run.path) for name, run in zip(_names(runs), runs)], folder / "view")
+    return {key: f"view/{name}" for key, name in written.items()}
+
+
 def write_report(run_dir: str | Path, compare_dirs: list[str | Path] = (), out: str | Path | None = None
                  ) -> tuple[Path, Path]:
     """Write the report of a run (and its comparison with other runs) as Markdown and HTML; return both paths.
@@ -256,14 +270,16 @@ def write_report(run_dir: str | Path, compare_dirs: list[str | Path] = (), out: 
         (PosixPath('runs/base/report.md'), PosixPath('runs/base/report.html'))
     """
     run, *others = load_runs([run_dir, *compare_dirs])
+    md_path, html_path = report_paths(run.path, out)
+    links = pages([run, *others], html_path.parent)
     sections = [*gain_sections([run, *others]), success_section(run.summary), judged_section([run, *others]),
                 app_section(run.rows, K_HEADERS, _k_cells),
                 family_section(run.summary), attempts_section(run.rows), cost_section(run.rows),
-                failures_section(run.summary), problems_section(run.rows)]
-    sections += [compare_section([run, *others])] if others else []
+                failures_section(run.summary), problems_section(run.rows, links)]
+    if others:
+        sections += [compare_section([run, *others]),
+                     flipped_section(_names([run, *others]), [r.rows for r in [run, *others]], links)]
     title = f"AOI eval report: {run.label or run.path.name}"
-    md_path, html_path = report_paths(run.path, out)
-    md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(markdown(title, _meta(run), sections), encoding="utf-8")
     html_path.write_text(html(title, _meta(run), sections), encoding="utf-8")
     return md_path, html_path

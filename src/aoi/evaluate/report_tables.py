@@ -6,6 +6,7 @@ from collections import Counter
 
 from aoi.evaluate.metrics import group_by, group_stats
 from aoi.evaluate.render import Section, Table
+from aoi.view.compare import compare, problem_label
 
 PROBLEM_HEADERS = ["problem", "app", "task type", "success", "strict", "failure reason", "steps", "trajectory id(s)"]
 LISTED = 10  # problem ids named when a comparison leaves some out (the rest are counted)
@@ -44,9 +45,7 @@ def _label(key: tuple) -> str:
         >>> _label(("revoke_auth_mongodb-detection-1", "mongodb-geo")), _label(("p", "geo"))
         ('revoke_auth_mongodb-detection-1', 'p @geo')
     """
-    problem_id, target = key
-    known = _entry(problem_id)
-    return problem_id if target is None or (known and known.target == target) else f"{problem_id} @{target}"
+    return problem_label(*key)
 
 
 def _won(attempts: list[dict], verdict: str) -> str:
@@ -65,7 +64,7 @@ def _problem_row(key: tuple, attempts: list[dict]) -> list[str]:
             _won(attempts, "strict_success"), failures, steps, ids]
 
 
-def problems_section(rows: list[dict]) -> Section:
+def problems_section(rows: list[dict], links: dict[str, str] | None = None) -> Section:
     """Return one row per problem: successes of its attempts (parity, strict), why attempts failed, steps, ids.
 
     Example:
@@ -75,9 +74,22 @@ def problems_section(rows: list[dict]) -> Section:
         [['p', 'a', 'detection', '0/1', '0/1', 'wrong_answer', '3', 't0']]
     """
     groups = group_by(rows, problem_key)
-    table = Table(PROBLEM_HEADERS, [_problem_row(key, attempts) for key, attempts in groups.items()])
+    table = Table(PROBLEM_HEADERS, [_problem_row(key, attempts) for key, attempts in groups.items()], links or {})
     return Section("Per problem", "Success and strict: attempts that succeeded out of k. Steps and trajectory ids are "
-                   "per attempt, in attempt order; `aoi trajectories show ID` prints one.", [table])
+                   "per attempt, in attempt order; each opens its trajectory (`aoi trajectories show ID` prints "
+                   "one).", [table])
+
+
+def flipped_section(names: list[str], row_sets: list[list[dict]], links: dict[str, str]) -> Section:
+    """Return the problems each compared run flipped against the first: solved (any attempt) in only one of them."""
+    rows = [[p["problem_id"], p["task_type"], name, f"{p['a']['successes']}/{p['a']['attempts']}",
+             f"{p['b']['successes']}/{p['b']['attempts']}", p["flip"] or "-", p["strict_flip"] or "-"]
+            for name, other in zip(names[1:], row_sets[1:]) for p in compare(row_sets[0], other)["problems"]
+            if p["flip"] or p["strict_flip"]]
+    text = (f"Problems solved (in any attempt) in only one of {names[0]} and the run named: fixed or broken by it; "
+            "each opens the runs' trajectories side by side." + ("" if rows else " None flipped."))
+    headers = ["problem", "task type", "run", f"{names[0]} success", "run's success", "flip", "strict flip"]
+    return Section("Flipped problems", text, [Table(headers, rows, links)])
 
 
 def app_section(rows: list[dict], k_headers: list[str], cells) -> Section:

@@ -5,8 +5,24 @@ from __future__ import annotations
 from collections import defaultdict
 
 
+def problem_label(problem_id: str, target: str | None) -> str:
+    """Return a problem's name: its id, with the target when it is not the id's own (`--targets all`).
+
+    Example:
+        >>> problem_label("revoke_auth_mongodb-detection-1", "mongodb-geo"), problem_label("p", "geo")
+        ('revoke_auth_mongodb-detection-1', 'p @geo')
+    """
+    from aoi.problems.registry import entry
+
+    try:
+        own = entry(problem_id).target
+    except ValueError:
+        own = None  # an id this AOI does not know (a run of a newer one, a scenario)
+    return problem_id if target is None or own == target else f"{problem_id} @{target}"
+
+
 def outcomes(rows: list[dict]) -> dict[str, dict]:
-    """Return per problem id its attempts, parity and strict successes, and trajectory ids (attempt order).
+    """Return per problem (problem_label) its attempts, parity and strict successes, and trajectory ids (attempts).
 
     Example:
         >>> rows = [{"problem_id": "p", "attempt": 1, "success": False, "trajectory_id": "b"},
@@ -16,7 +32,7 @@ def outcomes(rows: list[dict]) -> dict[str, dict]:
     """
     by_problem: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
-        by_problem[row["problem_id"]].append(row)
+        by_problem[problem_label(row["problem_id"], row.get("target"))].append(row)
     result = {}
     for problem, group in sorted(by_problem.items()):
         group = sorted(group, key=lambda r: r.get("attempt") or 0)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
 
 from aoi.store.sqlite import TrajectoryStore, episode_success
 from aoi.view.runs import (
@@ -121,14 +121,14 @@ def training(run: Run) -> dict:
     return {"manifest": read_json(run, MANIFEST), "steps": [steps[s] for s in sorted(steps)]}
 
 
-def problem_href(problem_id: str) -> str:
-    """Return the file name of a problem's static page (the report links to it).
+def problem_href(problem: str) -> str:
+    """Return the file name of a problem's static page (the report links to it); a target's " @" becomes "@".
 
     Example:
-        >>> problem_href("noop_detection_hotel_reservation-1")
-        'p-noop_detection_hotel_reservation-1.html'
+        >>> problem_href("noop_detection_hotel_reservation-1"), problem_href("p @geo")
+        ('p-noop_detection_hotel_reservation-1.html', 'p-p@geo.html')
     """
-    return f"p-{Path(problem_id).name}.html"
+    return "p-" + re.sub(r"[^A-Za-z0-9._@-]", "", problem.replace(" @", "@")) + ".html"
 
 
 def trajectory_href(trajectory_id: str) -> str:
@@ -138,4 +138,4 @@ def trajectory_href(trajectory_id: str) -> str:
         >>> trajectory_href("a99f8ac4")
         't-a99f8ac4.html'
     """
-    return f"t-{Path(trajectory_id).name}.html"
+    return "t-" + re.sub(r"[^A-Za-z0-9._-]", "", trajectory_id) + ".html"
