@@ -13,6 +13,7 @@ import time
 from tests.view.conftest import MITIGATION
 
 from aoi.store.sqlite import TrajectoryStore
+from aoi.trajectory import Policy, Step, Trajectory
 
 ROWS = "document.querySelectorAll('#episodes tbody tr').length"
 
@@ -137,3 +138,33 @@ def test_a_training_run_shows_its_reward_curve(browser, viewer, more, shots):
     assert browser.js("document.querySelector(\"polyline[data-series='success']\") !== null")
     assert "base tiny, role observer, 5 steps logged" in browser.text()
     browser.screenshot(shots / "training.png")
+
+
+def test_a_store_only_run_shows_compressor_summaries_refusals_and_denials(browser, viewer, more, shots):
+    decision = {"phase": "act", "next": "execute", "instruction": "delete the geo pod",
+                "hypotheses": [{"claim": "geo is stuck", "confidence": 0.6, "evidence": "0/1 Ready"}]}
+    steps = [Step("observer", json.dumps(decision), input_tokens=900, output_tokens=80, t=0.5),
+             Step("probe", json.dumps({"thought": "try a write", "tool": "exec_shell",
+                                       "args": {"command": "kubectl delete pod geo-1 -n test-hotel-reservation"}}),
+                  action='exec_shell("kubectl delete pod geo-1 -n test-hotel-reservation")',
+                  observation="refused: the probe may only read", status="refused", t=1.0),
+             Step("compressor", "geo has 0/1 Ready; the probe may not delete pods", status="ungrounded", t=1.2),
+             Step("executor", json.dumps({"thought": "delete it", "tool": "exec_shell",
+                                          "args": {"command": "kubectl delete pod geo-1 -n test-hotel-reservation"}}),
+                  observation="the approval gate denied the change", status="approval_denied", t=2.0)]
+    traj = Trajectory("revoke_auth_mongodb-mitigation-1", "mitigation", steps=steps, policy=Policy("replay:x"),
+                      results={"success": False}, strict_success=False, started_at=1e9, ended_at=1e9 + 3,
+                      id="f" * 32)
+    TrajectoryStore(more / "manual" / "trajectories.db").save(traj)  # as `aoi run` leaves runs/trajectories.db
+    browser.open(f"{viewer.url}#/run/{more.name}%2Fmanual", f"{ROWS} == 1")
+    browser.click(f"a[href$='{'f' * 32}']")
+    browser.wait("document.querySelectorAll('section.step').length == 4")
+    assert browser.js("[...document.querySelectorAll('section.step')].map(s => s.dataset.status)") == [
+        "ok", "refused", "ungrounded", "approval_denied"]
+    assert browser.js("document.querySelector('section.step.compressor pre.summary').innerText") == (
+        "geo has 0/1 Ready; the probe may not delete pods")
+    observer = browser.js("document.querySelector('section.step.observer').innerText")
+    assert "instruction delete the geo pod" in observer and "geo is stuck (0.6): 0/1 Ready" in observer
+    assert "refused: the probe may only read" in browser.js("document.querySelector('section.step.probe').innerText")
+    assert browser.js("document.querySelector('section.step.executor .badge').innerText") == "approval_denied"
+    browser.screenshot(shots / "guards.png")

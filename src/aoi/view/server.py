@@ -8,6 +8,7 @@ every listing, so runs started after the viewer appear too.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from aoi.store.sqlite import StoreError
 from aoi.view import content
 from aoi.view.compare import compare
 from aoi.view.runs import Refused, Run, find_runs, inside
@@ -84,6 +86,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.NOT_FOUND, str(exc).encode(), "text/plain")
         except Refused as exc:
             self._send(HTTPStatus.FORBIDDEN, str(exc).encode(), "text/plain")
+        except (StoreError, sqlite3.Error, OSError) as exc:  # a damaged store, an unreadable file: say which
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot read {query.get('key', '')}: {exc}".encode(),
+                       "text/plain")
 
     def do_HEAD(self) -> None:
         """Answer a HEAD as its GET."""

@@ -40,7 +40,7 @@ AOI.observation = function (text) {
 function field(key, value) {
   if (value === null || value === undefined || value === "" || (Array.isArray(value) && !value.length)) return null;
   const shown = typeof value === "string" ? value : JSON.stringify(value, null, 1);
-  return h("div", {class: "field"}, h("span", {class: "k"}, key), shown.includes("\n") ? h("pre", {}, shown)
+  return h("div", {class: "field"}, h("span", {class: "k"}, key), " ", shown.includes("\n") ? h("pre", {}, shown)
     : h("span", {}, shown));
 }
 
