@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from aoi.twin.bootstrap import NodeLeases, bootstrap, node_object
-from aoi.twin.controllers.cronjob import CronJobController, next_run
+from aoi.twin.controllers.cronjob import CronJobController
 from aoi.twin.controllers.daemonset import DaemonSetController
 from aoi.twin.controllers.job import TRACKING, JobController
 from aoi.twin.controllers.lifecycle import GarbageCollector, NamespaceController
@@ -16,6 +16,7 @@ from aoi.twin.controllers.statefulset import StatefulSetController
 from aoi.twin.controllers.volumes import PersistentVolumeController
 from aoi.twin.core import operations
 from aoi.twin.core.clock import EPISODE_EPOCH, rfc3339
+from aoi.twin.core.cron import next_run
 from aoi.twin.kubelet.controller import Kubelet
 from aoi.twin.kubelet.runtime import Boot
 from aoi.twin.twin import Twin

@@ -175,6 +175,7 @@ class TwinServer(ThreadingHTTPServer):
         self.tls = tls
         self.read_timeout = READ_TIMEOUT
         self._thread: threading.Thread | None = None
+        self.unhandled = 0  # connections whose thread ended on an exception no handler caught (a bug)
         self._stopping = threading.Event()
         self._wake_reader, self._wake_writer = socket.socketpair()
 
@@ -216,6 +217,7 @@ class TwinServer(ThreadingHTTPServer):
         import sys
 
         if not isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError, TimeoutError, OSError)):
+            self.unhandled += 1
             super().handle_error(request, client_address)
 
     def shutdown(self) -> None:

@@ -7,8 +7,10 @@ from aoi.twin.api.bodies import unsupported_dry_run
 from aoi.twin.core import errors
 from aoi.twin.core.errors import ApiError
 
-STR, INT, BOOL, OBJ, STRINGS, INT_OR_STR = "a string", "an integer", "a boolean", "an object", "a map of strings", \
-    "an integer or a string"
+STR, INT, BOOL, OBJ, STRINGS, INT_OR_STR = "a string", "a 32-bit integer", "a boolean", "an object", \
+    "a map of strings", "an integer or a string"
+INT64, STRING_LISTS = "a 64-bit integer", "a map of string lists"
+BOUNDS = {INT: 2**31, INT64: 2**63}  # Go's int32 and int64: a larger number does not decode
 METADATA = {"name": STR, "namespace": STR, "generateName": STR, "resourceVersion": STR, "uid": STR,
             "labels": STRINGS, "annotations": STRINGS, "finalizers": [STR], "ownerReferences": [OBJ]}
 CONTAINER = {"name": STR, "image": STR, "command": [STR], "args": [STR], "workingDir": STR, "imagePullPolicy": STR,
@@ -21,23 +23,31 @@ VOLUME = {"name": STR, "configMap": OBJ, "secret": OBJ, "persistentVolumeClaim":
           "hostPath": OBJ, "projected": OBJ}
 POD_SPEC = {"containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [VOLUME], "nodeSelector": STRINGS,
             "nodeName": STR, "tolerations": [OBJ], "affinity": OBJ, "serviceAccountName": STR, "restartPolicy": STR,
-            "terminationGracePeriodSeconds": INT, "priority": INT, "schedulerName": STR, "hostNetwork": BOOL}
+            "terminationGracePeriodSeconds": INT64, "priority": INT, "schedulerName": STR, "hostNetwork": BOOL}
 TEMPLATE = {"metadata": {"labels": STRINGS, "annotations": STRINGS}, "spec": POD_SPEC}
 SELECTOR = {"matchLabels": STRINGS, "matchExpressions": [{"key": STR, "operator": STR, "values": [STR]}]}
 WORKLOAD = {"replicas": INT, "selector": SELECTOR, "template": TEMPLATE, "minReadySeconds": INT, "paused": BOOL,
             "revisionHistoryLimit": INT, "progressDeadlineSeconds": INT, "strategy": OBJ, "updateStrategy": OBJ,
             "serviceName": STR, "volumeClaimTemplates": [OBJ]}
-JOB = {"parallelism": INT, "completions": INT, "backoffLimit": INT, "activeDeadlineSeconds": INT, "suspend": BOOL,
+JOB = {"parallelism": INT, "completions": INT, "backoffLimit": INT, "activeDeadlineSeconds": INT64, "suspend": BOOL,
        "selector": SELECTOR, "template": TEMPLATE}
 SERVICE = {"type": STR, "selector": STRINGS, "clusterIP": STR, "externalName": STR,
            "ports": [{"name": STR, "port": INT, "targetPort": INT_OR_STR, "nodePort": INT, "protocol": STR}]}
 DATA = {"data": STRINGS, "binaryData": STRINGS, "stringData": STRINGS}
+CHAOS_SELECTOR = {"namespaces": [STR], "labelSelectors": STRINGS, "annotationSelectors": STRINGS, "nodes": [STR],
+                  "nodeSelectors": STRINGS, "podPhaseSelectors": [STR], "pods": STRING_LISTS}
+CHAOS = {"spec": {"action": STR, "mode": STR, "value": STR, "duration": STR, "gracePeriod": INT64,
+                  "containerNames": [STR], "direction": STR, "selector": CHAOS_SELECTOR,
+                  "delay": {"latency": STR, "jitter": STR, "correlation": STR},
+                  "loss": {"loss": STR, "correlation": STR}},
+         "status": {"conditions": [OBJ], "experiment": {"desiredPhase": STR, "containerRecords": [OBJ]}}}
 # The typed top-level fields of each kind (metadata for all); kinds not listed get the metadata check only.
 KINDS = {"Pod": {"spec": POD_SPEC}, "Deployment": {"spec": WORKLOAD}, "ReplicaSet": {"spec": WORKLOAD},
          "StatefulSet": {"spec": WORKLOAD}, "DaemonSet": {"spec": WORKLOAD}, "Job": {"spec": JOB},
          "CronJob": {"spec": {"schedule": STR, "suspend": BOOL, "jobTemplate": {"spec": JOB}}},
          "ReplicationController": {"spec": {"replicas": INT, "selector": STRINGS, "template": TEMPLATE}},
-         "Service": {"spec": SERVICE}, "ConfigMap": DATA, "Secret": DATA}
+         "Service": {"spec": SERVICE}, "ConfigMap": DATA, "Secret": DATA, "Scale": {"spec": {"replicas": INT}},
+         "PodChaos": CHAOS, "NetworkChaos": CHAOS}
 
 
 def _wrong(kind: str, field: str, expected: str, value) -> ApiError:
@@ -94,10 +104,15 @@ def _is(value, type_name: str) -> bool:
     """Tell whether a value has one of the leaf types."""
     if type_name == STRINGS:
         return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    if type_name == STRING_LISTS:
+        return isinstance(value, dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                               for v in value.values())
     if type_name == INT_OR_STR:
         return isinstance(value, str) or _is(value, INT)
-    python = {STR: str, INT: int, BOOL: bool, OBJ: dict}[type_name]
-    return isinstance(value, python) and not (type_name == INT and isinstance(value, bool))
+    if type_name in BOUNDS:
+        return isinstance(value, int) and not isinstance(value, bool) and -BOUNDS[type_name] <= value < \
+            BOUNDS[type_name]
+    return isinstance(value, {STR: str, BOOL: bool, OBJ: dict}[type_name])
 
 
 def delete_options(options) -> dict:

@@ -143,7 +143,7 @@ class ChaosController(Controller):
     def _inject(self, twin, key: Key, plural: str, obj: dict) -> None:
         """Select the pods, apply the action, record the status and schedule the recovery."""
         try:
-            duration = cs.parse_duration((obj.get("spec") or {}).get("duration"))
+            duration = cs.check_spec(obj.get("spec") or {})
         except ValueError as exc:
             twin.record(obj, "Warning", "Failed", str(exc), COMPONENT)
             return self._write(twin, plural, obj, cs.status([], False, False, False))

@@ -40,6 +40,36 @@ def parse_percent(text) -> float:
     return float(str(text or "0").strip().rstrip("%") or 0)
 
 
+def check_spec(spec: dict) -> float:
+    """Return a chaos spec's duration once every number in it parses (as Chaos Mesh's webhook checks them);
+    raise ValueError naming the field that does not.
+
+    Example:
+        >>> check_spec({"duration": "30s", "mode": "fixed-percent", "value": "50"})
+        30.0
+        >>> check_spec({"mode": "fixed", "value": "many"})
+        Traceback (most recent call last):
+        ...
+        ValueError: spec.value: "many" is not a number; use digits such as "1" or "50"
+    """
+    duration = parse_duration(spec.get("duration"))
+    loss, delay = spec.get("loss") or {}, spec.get("delay") or {}
+    numbers = {"spec.value": spec.get("value"), "spec.gracePeriod": spec.get("gracePeriod"),
+               "spec.loss.loss": loss.get("loss"), "spec.loss.correlation": loss.get("correlation"),
+               "spec.delay.correlation": delay.get("correlation")}
+    for field, value in numbers.items():
+        try:
+            ok = math.isfinite(parse_percent(value)) and (field != "spec.value" or spec.get("mode") != "fixed"
+                                                          or int(str(value or 1)) >= 0)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f'{field}: "{value}" is not a number; use digits such as "1" or "50"')
+    for field in ("latency", "jitter"):
+        parse_duration(delay.get(field) or "0s")
+    return duration
+
+
 def _subset(wanted: dict, have: dict | None) -> bool:
     """Tell whether every wanted key/value is present (an empty map selects everything, as in Chaos Mesh)."""
     have = have or {}

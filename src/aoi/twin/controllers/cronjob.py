@@ -3,73 +3,15 @@
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime, timedelta
 
 from aoi.twin.controllers.base import Controller, controller_ref, owned, owner_keys
 from aoi.twin.controllers.job import finished
 from aoi.twin.core import operations
 from aoi.twin.core.clock import parse_time, rfc3339
+from aoi.twin.core.cron import next_run
 
 COMPONENT = "cronjob-controller"
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
-MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
-          "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
-RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))  # minute, hour, day of month, month, day of week (7 = 0)
-
-
-def parse_field(text: str, low: int, high: int) -> set[int]:
-    """Expand one cron field ('*', '*/N', 'a', 'a-b', 'a/N', 'a-b/N', lists of these) into its values.
-
-    Example:
-        >>> sorted(parse_field("*/20,5", 0, 59))
-        [0, 5, 20, 40]
-    """
-    values: set[int] = set()
-    for part in text.replace("?", "*").split(","):
-        span, _, step = part.partition("/")
-        start, _, end = span.partition("-")
-        first, last = (low, high) if span == "*" else (int(start), int(end or start))
-        if step and not end and span != "*":
-            last = high
-        values.update(range(first, last + 1, int(step or 1)))
-    if not values or min(values) < low or max(values) > high:
-        raise ValueError(f"cron field {text!r} is outside {low}-{high}; use values, ranges, lists or */N")
-    return values
-
-
-def parse_schedule(schedule: str) -> tuple[list[set[int]], bool]:
-    """Parse a five-field cron schedule (or a macro such as @hourly) into value sets.
-
-    Also return whether day-of-month and day-of-week are both restricted (then either may match, as in cron).
-    """
-    fields = MACROS.get(schedule.strip(), schedule).split()
-    if len(fields) != 5:
-        raise ValueError(f"cron schedule {schedule!r} needs 5 fields: minute hour day-of-month month day-of-week")
-    sets = [parse_field(f, lo, hi) for f, (lo, hi) in zip(fields, RANGES)]
-    sets[4] = {d % 7 for d in sets[4]}
-    return sets, not fields[2].startswith(("*", "?")) and not fields[4].startswith(("*", "?"))
-
-
-def next_run(schedule: str, after: float) -> float:
-    """Return the first scheduled minute strictly after `after` (epoch seconds, UTC).
-
-    Example:
-        >>> next_run("*/15 * * * *", 60.0)
-        900.0
-    """
-    (minutes, hours, days, months, weekdays), either = parse_schedule(schedule)
-    t = datetime.fromtimestamp(after // 60 * 60, tz=UTC) + timedelta(minutes=1)
-    for _ in range(366 * 5):  # days; a schedule that never fires (Feb 30) gives up
-        dom, dow = t.day in days, (t.weekday() + 1) % 7 in weekdays
-        if t.month in months and ((dom or dow) if either else (dom and dow)):
-            for hour in sorted(h for h in hours if h >= t.hour):
-                minute = min((m for m in minutes if m >= (t.minute if hour == t.hour else 0)), default=None)
-                if minute is not None:
-                    return t.replace(hour=hour, minute=minute).timestamp()
-        t = (t + timedelta(days=1)).replace(hour=0, minute=0)
-    return float("inf")
-
-
 class CronJobController(Controller):
     """Create a Job <cronjob>-<scheduled minute> at each scheduled time."""
 
@@ -103,13 +45,14 @@ class CronJobController(Controller):
         """Drop finished or vanished jobs from status.active; remember the last success."""
         by_uid = {j["metadata"]["uid"]: j for j in jobs}
         for ref in list(status.get("active") or []):
-            job = by_uid.get(ref["uid"])
+            job = by_uid.get(ref.get("uid"))
             if job is None or finished(job):
                 status["active"].remove(ref)
             if job is not None and finished(job):
                 twin.record(cj, "Normal", "SawCompletedJob", f"Saw completed job: {job['metadata']['name']}, "
                             f"status: {finished(job)}", COMPONENT)
-        done = [j["status"]["completionTime"] for j in jobs if finished(j) == "Complete"]
+        done = [j["status"]["completionTime"] for j in jobs
+                if finished(j) == "Complete" and j["status"].get("completionTime")]
         if done:
             status["lastSuccessfulTime"] = max(done + [status.get("lastSuccessfulTime") or ""])
 
@@ -140,7 +83,11 @@ class CronJobController(Controller):
             for job in active:
                 self._delete(twin, cj, job)
             status["active"] = []
-        job = operations.create(twin, twin.resource("jobs"), cj["metadata"]["namespace"], self._job(cj, due))
+        body = self._job(cj, due)
+        if twin.get("jobs", cj["metadata"]["namespace"], body["metadata"]["name"]) is not None:
+            status["lastScheduleTime"] = rfc3339(due)  # started already (its status was lost), or not ours: skip
+            return
+        job = operations.create(twin, twin.resource("jobs"), cj["metadata"]["namespace"], body)
         twin.record(cj, "Normal", "SuccessfulCreate", f"Created job {job['metadata']['name']}", COMPONENT)
         status.setdefault("active", []).append({
             "kind": "Job", "namespace": job["metadata"]["namespace"], "name": job["metadata"]["name"],

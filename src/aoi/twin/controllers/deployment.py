@@ -15,11 +15,13 @@ from aoi.twin.core.ids import template_hash
 REVISION = "deployment.kubernetes.io/revision"
 HASH = "pod-template-hash"
 COMPONENT = "deployment-controller"
+MAX_COLLISIONS = 10  # template-hash collisions one new ReplicaSet may take before the sync gives up
 
 
 def revision(rs: dict) -> int:
-    """Return a ReplicaSet's revision number (0 when unset)."""
-    return int((rs["metadata"].get("annotations") or {}).get(REVISION, "0") or 0)
+    """Return a ReplicaSet's revision number (0 when unset or not a number, as the real controller reads it)."""
+    text = str((rs["metadata"].get("annotations") or {}).get(REVISION, "0") or 0)
+    return int(text) if text.isascii() and text.isdigit() else 0
 
 
 def resolve_percent(value, total: int, round_up: bool) -> int:
@@ -94,8 +96,7 @@ class DeploymentController(Controller):
 
     def _create_rs(self, twin, d, rev, first):
         """Create the ReplicaSet for the deployment's current template."""
-        collisions = (d.get("status") or {}).get("collisionCount", 0)
-        h = template_hash(d["spec"]["template"], collisions)
+        h = self._free_hash(twin, d)
         tmpl = copy.deepcopy(d["spec"]["template"])
         tmpl.setdefault("metadata", {}).setdefault("labels", {})[HASH] = h
         selector = copy.deepcopy(d["spec"]["selector"])
@@ -116,6 +117,18 @@ class DeploymentController(Controller):
         if replicas:
             self._scale(twin, d, stored, min(replicas, self._room(d, [stored]) if not first else replicas))
         return stored
+
+    @staticmethod
+    def _free_hash(twin, d) -> str:
+        """Return the template hash naming no ReplicaSet yet: a name taken (by a ReplicaSet whose template was
+        changed since) is a collision, counted in status.collisionCount as the real controller does."""
+        for _ in range(MAX_COLLISIONS):
+            h = template_hash(d["spec"]["template"], (d.get("status") or {}).get("collisionCount", 0))
+            if twin.get("replicasets", d["metadata"]["namespace"], f"{d['metadata']['name']}-{h}") is None:
+                return h
+            status = d.setdefault("status", {})
+            status["collisionCount"] = status.get("collisionCount", 0) + 1
+        raise RuntimeError(f"{MAX_COLLISIONS} ReplicaSet names of deployment {d['metadata']['name']} collided")
 
     # --- scaling ---
     def _max_total(self, d) -> int:
@@ -214,7 +227,7 @@ class DeploymentController(Controller):
             return
         name = new["metadata"]["name"]
         complete = updated == desired == available == total and new["spec"].get("replicas") == desired
-        progressing = next((c for c in d["status"].get("conditions", []) if c["type"] == "Progressing"), None)
+        progressing = next((c for c in d["status"].get("conditions", []) if c.get("type") == "Progressing"), None)
         if complete:
             done = f'ReplicaSet "{name}" has successfully progressed.'
             self._set_progress(d, "True", "NewReplicaSetAvailable", done, twin)
@@ -243,11 +256,11 @@ class DeploymentController(Controller):
         """Set one condition, moving lastTransitionTime only when the status flips."""
         now = rfc3339(twin.clock.now())
         conds = d.setdefault("status", {}).setdefault("conditions", [])
-        cur = next((c for c in conds if c["type"] == type_), None)
+        cur = next((c for c in conds if c.get("type") == type_), None)
         if cur is None:
             conds.append({"type": type_, "status": status, "lastUpdateTime": now, "lastTransitionTime": now,
                           "reason": reason, "message": message})
-            conds.sort(key=lambda c: c["type"] != "Available")
+            conds.sort(key=lambda c: c.get("type") != "Available")
         elif (cur["status"], cur["reason"], cur["message"]) != (status, reason, message):
             if cur["status"] != status:
                 cur["lastTransitionTime"] = now

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import copy
 
-from aoi.twin.controllers.base import controller_ref, owned
+from aoi.twin.controllers.base import controller_ref, owned, owned_by
 from aoi.twin.core import operations
 from aoi.twin.core.ids import template_hash
 
 HASH_LABEL = "controller-revision-hash"
+MAX_COLLISIONS = 10  # hash collisions one revision may take before the sync gives up (a fault of that owner)
 
 
 def revision_data(template: dict) -> dict:
@@ -57,7 +58,23 @@ def sync_revision(twin, owner: dict) -> tuple[dict, list[dict]]:
 
 
 def _create(twin, owner: dict, data: dict, number: int) -> dict:
-    """Create one ControllerRevision named <owner>-<hash>."""
+    """Create one ControllerRevision named <owner>-<hash>; a name taken by other data is a hash collision, which
+    bumps the owner's status.collisionCount for a new hash (as pkg/controller/history does)."""
+    for _ in range(MAX_COLLISIONS):
+        rev = _revision(owner, data, number)
+        taken = twin.get("controllerrevisions", rev["metadata"]["namespace"], rev["metadata"]["name"])
+        if taken is None:
+            return operations.create(twin, twin.resource("controllerrevisions"), rev["metadata"]["namespace"], rev)
+        if taken.get("data") == data and owned_by(taken, owner):
+            return taken
+        status = owner.setdefault("status", {})
+        status["collisionCount"] = status.get("collisionCount", 0) + 1
+        twin.update(owner["kind"], owner)
+    raise RuntimeError(f"{MAX_COLLISIONS} ControllerRevision names of {owner['metadata']['name']} collided")
+
+
+def _revision(owner: dict, data: dict, number: int) -> dict:
+    """Build the ControllerRevision of a template (not yet stored)."""
     h = revision_hash(owner)
     labels = dict((owner["spec"]["template"].get("metadata") or {}).get("labels") or {})
     labels[HASH_LABEL] = h
@@ -65,8 +82,7 @@ def _create(twin, owner: dict, data: dict, number: int) -> dict:
             "labels": labels, "ownerReferences": [controller_ref(owner)]}
     if owner["metadata"].get("annotations"):
         meta["annotations"] = dict(owner["metadata"]["annotations"])
-    rev = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": meta, "data": data, "revision": number}
-    return operations.create(twin, twin.resource("controllerrevisions"), meta["namespace"], rev)
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": meta, "data": data, "revision": number}
 
 
 def prune_revisions(twin, owner: dict, revs: list[dict], live: set[str]) -> None:

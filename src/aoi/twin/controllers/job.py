@@ -141,7 +141,7 @@ class JobController(Controller):
             return
         target, final, (reason, message) = outcome
         conds = status.setdefault("conditions", [])
-        if not any(c["type"] == target for c in conds):
+        if not any(c.get("type") == target for c in conds):
             conds.append(job_condition(target, reason, message, now))
         for pod in active:
             delete_owned_pod(twin, job, pod, COMPONENT)
@@ -219,8 +219,8 @@ class JobController(Controller):
             if phase(pod) not in TERMINAL and not pod["metadata"].get("deletionTimestamp"):
                 delete_owned_pod(twin, job, pod, COMPONENT)
         conds = status.setdefault("conditions", [])
-        if not any(c["type"] == "Suspended" and c["status"] == "True" for c in conds):
-            conds[:] = [c for c in conds if c["type"] != "Suspended"]
+        if not any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds):
+            conds[:] = [c for c in conds if c.get("type") != "Suspended"]
             conds.append(job_condition("Suspended", "JobSuspended", "Job suspended", twin.clock.now()))
             status.pop("startTime", None)
             twin.record(job, "Normal", "Suspended", "Job suspended", COMPONENT)
@@ -228,7 +228,7 @@ class JobController(Controller):
     def _resume(self, twin, job, status, now) -> None:
         """Flip a Suspended condition to False when the job runs again."""
         for cond in status.get("conditions") or []:
-            if cond["type"] == "Suspended" and cond["status"] == "True":
+            if cond.get("type") == "Suspended" and cond.get("status") == "True":
                 cond.update(job_condition("Suspended", "JobResumed", "Job resumed", now), status="False")
                 twin.record(job, "Normal", "Resumed", "Job resumed", COMPONENT)
 

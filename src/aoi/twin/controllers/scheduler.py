@@ -176,9 +176,9 @@ class Scheduler(Controller):
                 "lastTransitionTime": rfc3339(twin.clock.now())}
         if reason:
             cond.update(reason=reason, message=message)
-        old = next((c for c in conds if c["type"] == "PodScheduled"), None)
+        old = next((c for c in conds if c.get("type") == "PodScheduled"), None)
         if old and {k: v for k, v in old.items() if k != "lastTransitionTime"} == \
                 {k: v for k, v in cond.items() if k != "lastTransitionTime"}:
             return False
-        conds[:] = [c for c in conds if c["type"] != "PodScheduled"] + [cond]
+        conds[:] = [c for c in conds if c.get("type") != "PodScheduled"] + [cond]
         return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 
+from aoi.twin.core.cron import parse_schedule
 from aoi.twin.core.errors import ApiError, invalid
 from aoi.twin.core.quantity import canonical_map
 from aoi.twin.core.resources import Resource
@@ -13,6 +14,8 @@ from aoi.twin.core.structure import structure
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 LABEL_NAMED = {"Namespace", "Service"}  # kinds whose names must be DNS-1123 labels
+PERCENT = re.compile(r"^[0-9]+%$")
+ROLLED = ("Deployment", "StatefulSet", "DaemonSet")  # kinds with rolling update parameters
 
 
 def default_container(c: dict) -> None:
@@ -228,6 +231,41 @@ def _service_causes(obj: dict) -> list[tuple[str, str]]:
     return causes
 
 
+def _int_or_percent(field: str, value) -> list[tuple[str, str]]:
+    """Validate an int-or-percent (maxSurge, maxUnavailable): a non-negative integer or a string such as "25%"."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return []
+    if isinstance(value, str) and PERCENT.match(value):
+        return []
+    return [(field, f'Invalid value: "{value}": a valid percent string must be a numeric string followed by an '
+                    "ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%'), or a non-negative "
+                    "integer")]
+
+
+def _rollout_causes(obj: dict) -> list[tuple[str, str]]:
+    """Validate the rolling update parameters of a Deployment, DaemonSet or StatefulSet."""
+    spec = obj.get("spec") or {}
+    strategy = spec.get("strategy") if obj["kind"] == "Deployment" else spec.get("updateStrategy")
+    field = "spec.strategy" if obj["kind"] == "Deployment" else "spec.updateStrategy"
+    rolling = (strategy or {}).get("rollingUpdate") if isinstance(strategy, dict) else None
+    if not isinstance(rolling, dict):
+        return []
+    return [cause for key in ("maxSurge", "maxUnavailable", "partition")
+            for cause in _int_or_percent(f"{field}.rollingUpdate.{key}", rolling.get(key))]
+
+
+def _schedule_causes(obj: dict) -> list[tuple[str, str]]:
+    """Validate a CronJob's schedule (the controller could never run a malformed one)."""
+    schedule = (obj.get("spec") or {}).get("schedule")
+    if not isinstance(schedule, str) or not schedule.strip():
+        return [("spec.schedule", "Required value")]
+    try:
+        parse_schedule(schedule)
+    except ValueError as exc:
+        return [("spec.schedule", f'Invalid value: "{schedule}": {exc}')]
+    return []
+
+
 def _immutable_causes(obj: dict, old: dict | None) -> list[tuple[str, str]]:
     """Reject changes to fields Kubernetes makes immutable."""
     if old is None:
@@ -252,11 +290,13 @@ def admit(res: Resource, obj: dict, old: dict | None = None) -> dict:
     name = obj["metadata"].get("name", "")
     causes = _name_causes(res, name)
     if res.kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"):
-        causes += _workload_causes(obj)
+        causes += _workload_causes(obj) + (_rollout_causes(obj) if res.kind in ROLLED else [])
     elif res.kind == "Pod":
         causes += _containers_causes(obj.get("spec") or {}, "spec")
     elif res.kind == "Service":
         causes += _service_causes(obj)
+    elif res.kind == "CronJob":
+        causes += _schedule_causes(obj)
     causes += _immutable_causes(obj, old)
     if causes:
         raise invalid(res.kind, res.group, name, causes)

@@ -50,6 +50,7 @@ class Faults:
     def __init__(self):
         self.active: dict[tuple[str, object], Fault] = {}
         self.total = 0
+        self.last: Fault | None = None  # the latest, even once its key reconciled cleanly
 
     def record(self, twin: TwinView, controller: str, key: object, exc: BaseException,
                subject: dict | None) -> Fault:
@@ -57,6 +58,7 @@ class Faults:
         fault = Fault(controller, repr(key), describe(exc), twin.clock.now())
         self.active[(controller, key)] = fault
         self.total += 1
+        self.last = fault
         log.error("twin: the %s controller failed on %r (the rest keeps reconciling): %s", controller, key,
                   fault.error, exc_info=exc)
         if subject is not None:

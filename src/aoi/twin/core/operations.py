@@ -188,9 +188,11 @@ def patch_scale(twin: TwinView, res: Resource, current: dict, body: bytes, conte
 def set_replicas(twin: TwinView, res: Resource, current: dict, replicas, dry_run: bool = False,
                  check: Check | None = None) -> dict:
     """Set spec.replicas through the scale subresource and return the Scale."""
-    if not isinstance(replicas, int) or replicas < 0:
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or not 0 <= replicas < 2**31:
+        bound = "less than or equal to 2147483647" if isinstance(replicas, int) and replicas > 0 else \
+            "greater than or equal to 0"
         raise errors.invalid("Scale", "autoscaling", current["metadata"]["name"],
-                             [("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")])
+                             [("spec.replicas", f"Invalid value: {replicas}: must be {bound}")])
     obj = copy.deepcopy(current)
     obj["spec"]["replicas"] = replicas
     saved = _save(twin, res, obj, current, dry_run, check)

@@ -2,7 +2,8 @@
 
 Its decoder reads a body into Go structs: a null field becomes absent (nil pointers, slices and maps are omitted),
 except the non-pointer timestamps, which stay null; `spec` and `status` are structs, so they are always there, `{}`
-at least. Controllers can then rely on both. Custom resources (Chaos Mesh) are stored as sent.
+at least. Controllers can then rely on both. The Chaos Mesh kinds get the same: their CRDs' structural schemas prune
+nulls too, and the chaos controller reads their spec.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import orjson
 
 from aoi.twin.core.resources import Resource
 
-CUSTOM_GROUPS = ("chaos-mesh.org",)
 # Non-pointer metav1.Time fields: a null decodes to the zero time, which encodes as null again.
 NULL_KEPT = frozenset({"creationTimestamp", "lastProbeTime", "lastTransitionTime", "lastUpdateTime",
                        "lastHeartbeatTime", "startedAt", "finishedAt", "eventTime"})
 WITH_SPEC = frozenset({"Pod", "Node", "Namespace", "Service", "PersistentVolume", "PersistentVolumeClaim",
                        "ReplicationController", "ResourceQuota", "LimitRange", "Deployment", "ReplicaSet",
                        "StatefulSet", "DaemonSet", "Job", "CronJob", "HorizontalPodAutoscaler", "NetworkPolicy",
-                       "Ingress", "IngressClass", "PodDisruptionBudget", "CustomResourceDefinition", "Lease"})
+                       "Ingress", "IngressClass", "PodDisruptionBudget", "CustomResourceDefinition", "Lease",
+                       "PodChaos", "NetworkChaos"})
 WITH_STATUS = WITH_SPEC - {"LimitRange", "NetworkPolicy", "IngressClass", "Lease"}
 
 
@@ -51,8 +52,6 @@ def structure(res: Resource, obj: dict) -> None:
         >>> structure(CATALOG.find("", "v1", "nodes"), node); node
         {'kind': 'Node', 'metadata': {'name': 'n'}, 'spec': {}, 'status': {}}
     """
-    if res.group in CUSTOM_GROUPS:
-        return
     drop_nulls(obj)
     if res.kind in WITH_SPEC:
         obj.setdefault("spec", {})

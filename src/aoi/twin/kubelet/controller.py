@@ -117,6 +117,8 @@ class Kubelet(Controller):
         if run.ip:
             return
         node = twin.get("nodes", "", pod["spec"]["nodeName"])
+        if node is None:  # bound to a node that does not exist: no kubelet runs it, it stays Pending
+            return
         host_ip = node_ip(node)
         cidr = node["spec"].get("podCIDR", "10.244.0.0/24")
         run.ip = host_ip if pod["spec"].get("hostNetwork") else twin.ids.pod_ip(cidr)
