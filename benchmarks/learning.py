@@ -17,8 +17,10 @@ phase it was in (evaluations keep their finished episodes; SFT and GRPO continue
 `--phase NAME` runs one phase alone (its inputs must be done). The Observer runs on vLLM (`local:...+engine=vllm`)
 when aoi.models.vllm_server finds a vLLM python, on transformers otherwise; the run prints which.
 
-Sizes: --tiny (tiny random model, one teacher episode: CI checks every phase), --quick (SmolLM2, ~16 teacher
-episodes), default (SmolLM2, 60 teacher episodes, 40 held-out-target and 20 held-out-family episodes per variant).
+Sizes (learning_plan.SIZES): --tiny (tiny random model, one teacher episode, 8 held-out-target and 2 held-out-family
+episodes: CI checks every phase); --quick (SmolLM2, 6 teacher episodes, 16 + 4 held-out episodes per variant);
+default (SmolLM2, 60 teacher episodes, 40 held-out-target (10 per task type) and 20 held-out-family episodes per
+variant, two seeds per key). GRPO samples its decisions with transformers (aoi.train has no vLLM sampler yet).
     nice -n 10 .venv/bin/python benchmarks/learning.py --work runs/learning          # default: the lead's run
     nice -n 10 .venv/bin/python benchmarks/learning.py --quick --work runs/learning-quick
     .venv/bin/python benchmarks/learning.py --tiny --work /tmp/learning-tiny

@@ -29,10 +29,10 @@ def start(work: Path, log: Path, *more: str) -> subprocess.Popen:
                                 stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def wait_for(path: Path, process: subprocess.Popen, limit: float = 1200) -> None:
+def wait_for(path: Path, process: subprocess.Popen, log: Path, limit: float = 1200) -> None:
     deadline = time.monotonic() + limit
     while not (path.is_file() and path.read_text().strip()):
-        assert process.poll() is None, f"the benchmark ended (rc {process.returncode}) before {path} had a line"
+        assert process.poll() is None, f"the benchmark ended before {path} had a line:\n{log.read_text()[-3000:]}"
         assert time.monotonic() < deadline, f"{path} had no line after {limit} s"
         time.sleep(1)
 
@@ -51,7 +51,7 @@ def resumed(tmp_path_factory):
     first = start(work, log)
     killed_eval = work / "eval" / "sft" / "targets" / "results.jsonl"
     try:
-        wait_for(killed_eval, first)
+        wait_for(killed_eval, first, log)
     finally:
         os.killpg(first.pid, signal.SIGKILL)  # the benchmark, its `aoi eval` and that eval's workers
         first.wait()
