@@ -3,7 +3,8 @@
 A phase is done when `WORK/phases/<name>.json` exists (written last, with its wall seconds); its output stays where
 it is and later phases read it. A phase that was killed runs again: the teacher data and every evaluation are
 `aoi eval` run directories, which keep their finished episodes; SFT and GRPO continue from their newest complete
-checkpoint (or start afresh when none was written).
+checkpoint (or start afresh when none was written). A resumed phase's seconds are those of the session that finished
+it (the killed session's part is not counted).
 """
 
 from __future__ import annotations
