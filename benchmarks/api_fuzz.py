@@ -1,4 +1,5 @@
-"""Fuzz a served twin's API and print the tally: requests, 5xx, dropped connections, hangs; then its health.
+"""Fuzz a served twin's API and print the tally: requests, 5xx (505, an HTTP version refused, aside), dropped
+connections, hangs; then its health (kubectl, and the reconcile faults /readyz reports).
 
     .venv/bin/python benchmarks/api_fuzz.py [--count 2500] [--seed 0]
     PYTHONPATH=/tmp/aoi-team/base/src .venv/bin/python benchmarks/api_fuzz.py   # an older tree's server
@@ -44,7 +45,7 @@ def main() -> None:
         served = Served(build_twin(["hotel-reservation"]), Path(folder))
         served.server.read_timeout = 1.0  # a server that has it drops truncated bodies quickly
         pods = served.ok(f"get pods -n {NS} -o name").split()[:2]
-        names = ["frontend", "nope", pods[0].split("/")[1]]
+        names = ["frontend", "nope", pods[0].split("/")[1], "kind-worker"]
         resources = [(r.group, r.version, r.plural, r.namespaced, r.subresources) for r in RESOURCES]
         paths = fuzz.served_paths(resources, [NS, "default", "missing"], names)
         tokens = list(served.twin.credentials.values())
@@ -54,7 +55,8 @@ def main() -> None:
         for outcome, line in tally.failures[:10]:
             print(f"  {outcome}: {line}")
         health = served.kubectl("get pods -A")
-        print(f"after: kubectl get pods -A exit={health.returncode} lines={len(health.stdout.splitlines())}")
+        print(f"after: kubectl get pods -A exit={health.returncode} lines={len(health.stdout.splitlines())} "
+              f"reconcile_faults={served.twin.faults.total} readyz={served.kubectl('get --raw /readyz').stdout!r}")
         served.close()
 
 

@@ -20,7 +20,15 @@ SHAPES = (b'"x"', b'{"metadata":"x"}', b'{"spec":null}', b"[]", b"42", b"null", 
           b"\xff\xfe\x00garbage", b"a: [1, 2", b"- 1\n- 2\n", b'{"dryRun":"All"}', b'{"deleteOptions":"x"}',
           b'[{"op":"replace","path":"/spec","value":1}]', b'[{"op":"explode"}]', b'{"metadata":{"name":null}}',
           b'{"metadata":{"name":"fz"},"spec":{"containers":[{"name":1,"image":[]}]}}',
-          b'{"spec":{"template":{"spec":{"nodeSelector":"x"}}}}', b'{"kind":"Pod","metadata":{"name":"fz"}}')
+          b'{"spec":{"template":{"spec":{"nodeSelector":"x"}}}}', b'{"kind":"Pod","metadata":{"name":"fz"}}',
+          b'{"spec":null,"status":null}', b'{"kind":"Node","apiVersion":"v1","metadata":{"name":"kind-worker"}}',
+          b'{"metadata":{"name":"\xed\xa0\x80"}}', b'{"metadata":{"name":"\\ud800"}}',
+          b'metadata:\n  name: "a\\ud800"\n', b'metadata:\n  labels:\n    k: "\\udc80"\n',
+          b'{"metadata":{"name":"a\\u0001b"}}', b'{"metadata":{"name":"fz","labels":{"k":"\xff"}}}')
+# Object names that are no valid name at all: control characters, the UTF-8 bytes of a lone surrogate, invalid
+# UTF-8, a percent-escaped surrogate (written as latin-1 characters, one per byte on the wire).
+ODD_NAMES = ("a\x01b", "\xed\xa0\x80", "\xff\xfe", "caf\xe9", "%ED%A0%80", "\x7f", "\x00")
+VERSIONS = ("HTTP/2.0", "HTTP/1.2", "HTTP/9.9", "HTTP/1", "HTTP/1.1x", "FTP/1.1")  # 505, or 400 when malformed
 TYPES = ("application/json", "application/yaml", "application/merge-patch+json",
          "application/strategic-merge-patch+json", "application/json-patch+json", "application/apply-patch+yaml",
          "application/vnd.kubernetes.protobuf", "text/plain", "", "application/json; charset=utf-16")
@@ -47,8 +55,9 @@ class Tally:
         """Count one outcome: an HTTP status code, 'dropped' or 'hang'."""
         self.sent += 1
         self.statuses[outcome] += 1
-        bad = outcome in ("dropped", "hang") or (isinstance(outcome, int) and outcome >= 500)
-        self.server_errors += isinstance(outcome, int) and outcome >= 500
+        error = isinstance(outcome, int) and outcome >= 500 and outcome != 505  # 505: an HTTP version refused
+        bad = outcome in ("dropped", "hang") or error
+        self.server_errors += error
         self.dropped += outcome == "dropped"
         self.hangs += outcome == "hang"
         if bad and len(self.failures) < 20:
@@ -56,7 +65,7 @@ class Tally:
 
     def summary(self) -> str:
         """Return one line of figures."""
-        return (f"requests={self.sent} 5xx={self.server_errors} dropped={self.dropped} hangs={self.hangs} "
+        return (f"requests={self.sent} 5xx_but_505={self.server_errors} dropped={self.dropped} hangs={self.hangs} "
                 f"statuses={dict(sorted((str(k), v) for k, v in self.statuses.items()))}")
 
 
@@ -69,6 +78,7 @@ class Probe:
     headers: dict
     body: bytes
     truncated: bool = False  # Content-Length claims more than is sent
+    version: str = "HTTP/1.1"
 
     def line(self) -> str:
         """Return a one-line description for reports."""
@@ -115,6 +125,8 @@ def _target(rng: random.Random, paths: list[str]) -> str:
                            "/api/v1/pods/" + "a" * 300, "/openapi/v3/apis/none/v9", "/version/extra"])
     else:
         path = rng.choice(paths)
+    if rng.random() < 0.05:
+        path = path.rsplit("/", 1)[0] + "/" + rng.choice(ODD_NAMES)
     if rng.random() < 0.5:
         path += "?" + rng.choice(QUERIES)
     return path
@@ -135,6 +147,8 @@ def probes(rng: random.Random, paths: list[str], tokens: list[str], count: int):
             headers["Accept"] = rng.choice(["application/json;as=Table;v=v1;g=meta.k8s.io", "application/yaml",
                                             "*/*", "application/vnd.kubernetes.protobuf"])
         probe = Probe(method, _target(rng, paths), headers, body)
+        if rng.random() < 0.02:
+            probe.version = rng.choice(VERSIONS)
         _bend_length(rng, probe)
         yield probe
 
@@ -156,7 +170,7 @@ def _bend_length(rng: random.Random, probe: Probe) -> None:
 
 def _encode(probe: Probe, host: str) -> bytes:
     """Return the request's bytes on the wire."""
-    head = [f"{probe.method} {probe.target} HTTP/1.1", f"Host: {host}", "Connection: close"]
+    head = [f"{probe.method} {probe.target} {probe.version}", f"Host: {host}", "Connection: close"]
     head += [f"{k}: {v}" for k, v in probe.headers.items()]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + probe.body
 
