@@ -152,3 +152,39 @@ def test_a_surrogate_in_an_error_message_still_answers(hotel):
     status, body = request(hotel, "PATCH", f"/api/v1/namespaces/{NS}/configmaps/missing", patch,
                            "application/apply-patch+yaml")
     assert status == 400 and body["kind"] == "Status"
+
+
+# What the soak (tests/twin/test_soak.py, benchmarks/twin_soak.py) found, each once more by hand.
+@pytest.mark.parametrize(("path", "patch", "code"), [
+    (f"/apis/apps/v1/namespaces/{NS}/deployments/geo",
+     '{"spec":{"strategy":{"rollingUpdate":{"maxUnavailable":"Always"}}}}', 422),
+    (f"/apis/apps/v1/namespaces/{NS}/deployments/geo/status", '{"status":{"conditions":[{"lastUpdateTime":-1}]}}', 400),
+    (f"/apis/apps/v1/namespaces/{NS}/deployments/geo", '{"spec":{"replicas":2147483648}}', 400),
+])
+def test_values_a_real_server_refuses_are_refused(hotel, path, patch, code):
+    status, body = request(hotel, "PATCH", path, patch.encode(), "application/merge-patch+json")
+    assert status == code and body["kind"] == "Status", body
+
+
+def test_a_malformed_cron_schedule_is_invalid(hotel):
+    cronjob = {"metadata": {"name": "tick"}, "spec": {"schedule": "*/1 * * * *x", "jobTemplate": {"spec": {
+        "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}}}}}
+    status, body = request(hotel, "POST", f"/apis/batch/v1/namespaces/{NS}/cronjobs", json.dumps(cronjob).encode())
+    assert status == 422 and "spec.schedule" in body["message"], body
+
+
+def test_odd_states_the_api_accepts_keep_the_controllers_going(hotel):
+    pod = {"metadata": {"name": "lost"}, "spec": {"nodeName": "no-such-node",
+                                                  "containers": [{"name": "c", "image": "busybox"}]}}
+    assert request(hotel, "POST", f"/api/v1/namespaces/{NS}/pods", json.dumps(pod).encode())[0] == 201
+    rs = hotel.ok(f"get rs -n {NS} -l io.kompose.service=geo -o name").split()[0]  # no longer the deployment's
+    hotel.ok(["patch", rs, "-n", NS, "--type=merge", "-p", '{"spec":{"template":{"spec":{"restartPolicy":"Always",'
+              '"terminationGracePeriodSeconds":5}}}}'])
+    status, body = request(hotel, "PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/geo/status",
+                           b'{"status":{"conditions":[{"status":"True"}]}}', "application/merge-patch+json")
+    assert status == 200, body
+    hotel.twin.advance(120)
+    assert not hotel.twin.faults.active, hotel.twin.faults.report()
+    assert json.loads(hotel.ok(f"get pod lost -n {NS} -o json"))["status"]["phase"] == "Pending"
+    geo = json.loads(hotel.ok(f"get deploy geo -n {NS} -o json"))  # its template's RS name was taken: a new hash
+    assert geo["status"]["collisionCount"] == 1 and geo["status"]["availableReplicas"] == 1
