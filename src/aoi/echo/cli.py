@@ -27,10 +27,6 @@ ECHO_OPTIONS = [  # (name, type, option): appended to train's grpo parameters
                                     "versions old; older ones are dropped and counted.")),
     ("ray_address", str | None, typer.Option(None, "--ray-address", help="Echo: the Ray cluster to join (auto, or "
                                              "HOST:PORT of `ray start --head`); default: a local Ray instance.")),
-    ("sampler_url", str | None, typer.Option(None, "--sampler-url", help="Echo: samplers draw on this "
-                                             "OpenAI-compatible server (vLLM with --enable-lora, or python -m "
-                                             "aoi.echo.serve), e.g. http://127.0.0.1:8000/v1; default: each loads "
-                                             "the policy itself.")),
     ("sampler_model", str | None, typer.Option(None, "--sampler-model", help="Echo: the base's model name on "
                                                "--sampler-url (default: the first it lists).")),
     ("sampler_adapter_dir", str | None, typer.Option(None, "--sampler-adapter-dir", help="Echo: a folder the "
@@ -71,7 +67,8 @@ def _echo(kwargs: dict, echo: dict) -> None:
     from aoi.train.manifest import ManifestError
 
     known = {f.name for f in fields(GrpoOptions)}
-    options = EchoOptions(grpo=GrpoOptions(**{k: v for k, v in kwargs.items() if k in known}), **echo)
+    grpo = GrpoOptions(**{k: v for k, v in kwargs.items() if k in known})
+    options = EchoOptions(grpo=grpo, sampler_url=grpo.sampler_url, **echo)
     try:
         manifest = train_echo(options)
     except (DatasetError, ManifestError, ModelError, ValueError) as exc:

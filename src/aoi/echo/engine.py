@@ -8,6 +8,7 @@ and drops the rest). The Ray modes live in aoi.echo.swarm; the options and the r
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from aoi.echo.run import MODES, EchoOptions, Run
 from aoi.echo.sampler import Sampler, SamplerSpec
 from aoi.echo.trainer import Trainer, TrainSpec
 from aoi.train.grpo import COLUMNS, GRPO_DEFAULTS, read_config
+from aoi.train.served import AUTO, check_server, release_adapters, sampler_server
 
 
 def validate(options: EchoOptions) -> None:
@@ -47,10 +49,8 @@ def prepare(options: EchoOptions) -> Run:
 
     options.grpo = read_config(options.grpo)
     validate(options)
-    if options.sampler_url:  # a bad URL or a server not answering: a clear error before any actor starts
-        from aoi.echo.served import check_server
-
-        check_server(options.sampler_url, options.sampler_model)
+    if options.sampler_url and options.sampler_url != AUTO:  # a bad URL or a server not answering: a clear error
+        check_server(options.sampler_url, options.sampler_model)  # before any actor starts
     offline()
     grpo, settings = options.grpo, {**GRPO_DEFAULTS, **options.grpo.grpo}
     rows = load_view(grpo.data, "rl", grpo.split, "train").select_columns(list(COLUMNS)).to_list()
@@ -62,7 +62,8 @@ def prepare(options: EchoOptions) -> Run:
                           temperature=settings["temperature"], constrained=grpo.constrained,
                           episode_steps=grpo.episode_steps, weights=grpo.weights, seed=grpo.seed,
                           samplers=options.samplers, server_url=options.sampler_url,
-                          server_model=options.sampler_model, adapter_dir=options.sampler_adapter_dir)
+                          server_model=options.sampler_model, adapter_dir=options.sampler_adapter_dir,
+                          adapter_prefix=adapter_prefix(grpo.out))
     train = TrainSpec(learning_rate=settings["learning_rate"], epsilon=settings.get("epsilon", 0.2),
                       is_cap=settings.get("vllm_importance_sampling_cap", 3.0), temperature=settings["temperature"],
                       max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)))
@@ -70,6 +71,11 @@ def prepare(options: EchoOptions) -> Run:
     Path(grpo.out).mkdir(parents=True, exist_ok=True)
     return Run(options=options, rows=rows, sampler=sampler, train=train, policy=policy, groups_per_step=per_step,
                log=MetricsLog(grpo.out), clock=Clock(started=time.perf_counter(), samplers=options.samplers))
+
+
+def adapter_prefix(out: Path) -> str:
+    """Return the name prefix of a run's adapters on the server: aoi- and a digest of its --out."""
+    return "aoi-" + hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:6]
 
 
 def _init_base(init: Path) -> str:
@@ -90,22 +96,33 @@ def train_echo(options: EchoOptions) -> dict:
     """
     run = prepare(options)
     try:
-        if options.mode == "colocated":
-            summary, files = colocated(run)
-        else:
-            from aoi.echo.swarm import swarm
-
-            summary, files = swarm(run)
+        with sampler_server(run.sampler.server_url, run.policy["base"], options.grpo.device) as url:
+            run.sampler.server_url = url
+            try:
+                summary, files = drive(run)
+            finally:  # the samplers' last adapters leave the server with the run
+                if url:
+                    release_adapters(url, run.sampler.adapter_prefix)
     finally:
         run.log.close()
     return finish(run, summary, files)
+
+
+def drive(run: Run) -> tuple[dict, dict]:
+    """Run the chosen mode; return its summary and the final adapter's files."""
+    if run.options.mode == "colocated":
+        return colocated(run)
+    from aoi.echo.swarm import swarm
+
+    return swarm(run)
 
 
 def colocated(run: Run) -> tuple[dict, dict]:
     """Draw each step's groups, then train on them, in this one process (the sampler shares the trainer's model).
 
     With --sampler-url the sampler draws on the server instead, after loading the trainer's adapter into it each
-    step (its seconds count as weight sync), so the baseline compares like for like with the Ray modes.
+    step (its seconds count as weight sync), so the baseline compares like for like with the Ray modes. With
+    `--sampler-url vllm` a managed vLLM server on the base is started for the run (aoi.train.served.sampler_server).
     """
     from aoi.echo.weights import adapter_files
 

@@ -4,7 +4,7 @@ Each sample is one decision drawn at a recorded Observer state (the dataset's `r
 aoi.train.sampling draws them, then played in the twin by aoi.train.rollouts (replay the prefix, play the decision,
 the expert finishes) and scored by the reward terms of aoi.train.rewards. Before a group the sampler swaps in the
 newest adapter of the weight store, so a group is drawn by one version and tagged with it. With `server_url` the
-policy copy is an OpenAI-compatible server's (aoi.echo.served: vLLM, or aoi.echo.serve's loopback one) and the swap
+policy copy is an OpenAI-compatible server's (aoi.train.served: vLLM, or aoi.echo.serve's loopback one) and the swap
 loads the adapter into that server.
 """
 
@@ -45,6 +45,7 @@ class SamplerSpec:
     server_url: str | None = None  # an OpenAI-compatible completions server holding the policy (None: load it here)
     server_model: str | None = None  # the base's model name on that server (None: the first it lists)
     adapter_dir: str | None = None  # where adapters are written for the server to read (None: a temp folder here)
+    adapter_prefix: str = "aoi"  # adapters load on the server as <prefix>-s<sampler>-v<N>
 
 
 class Sampler:
@@ -56,10 +57,10 @@ class Sampler:
         self.version, self.seq, self.pending_sync = -1, 0, 0.0
         self.incarnation = call(buffer, "register", index) if buffer is not None else 0
         if spec.server_url:  # the server's copy, in every mode (colocated too: the modes compare like for like)
-            from aoi.echo.served import ServedPolicy
+            from aoi.train.served import ServedPolicy
 
             model, tokenizer = ServedPolicy(spec.server_url, base=spec.base, model=spec.server_model, index=index,
-                                            adapter_dir=spec.adapter_dir), None
+                                            adapter_dir=spec.adapter_dir, prefix=spec.adapter_prefix), None
         elif model is None:  # its own copy (a separate actor); colocated shares the trainer's model
             model, tokenizer = self._load()
         self.model, self.tokenizer = model, tokenizer
@@ -113,7 +114,7 @@ class Sampler:
         options = {"max_new_tokens": self.spec.max_new_tokens, "temperature": self.spec.temperature,
                    "constrained": self.spec.constrained, "seed": seed}
         if self.spec.server_url:
-            from aoi.echo.served import ServedObserver
+            from aoi.train.served import ServedObserver
 
             return ServedObserver(self.model, **options)
         return GenerativeObserver(self.model, self.tokenizer, **options)

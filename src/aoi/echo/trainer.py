@@ -6,7 +6,7 @@ One update per batch, so pi_old is the policy at the update's start (r is 1 in v
 gradient) and w is the truncated importance ratio against the behaviour log-probs the sampler recorded: 1 for fresh
 groups, a correction for stale ones (async). TRL's GRPOTrainer applies that correction only with vLLM, hence this loop.
 pi_old in w is taken at the temperature of the behaviour log-probs: the sampling temperature for a local sampler's,
-1.0 for a server's (vLLM's raw log-probs, aoi.echo.served), so w compares one convention on both sides.
+1.0 for a server's (vLLM's raw log-probs, aoi.train.served), so w compares one convention on both sides.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Requests to a vLLM-shaped OpenAI-compatible completions server (vLLM's own, or aoi.echo.serve's loopback one).
 
 One client for every caller: the `local:...+engine=vllm` policy (vllm_model.py), the managed server (vllm_server.py)
-and Echo's server samplers (aoi.echo.served). A prompt travels as token ids rendered here with the chat template
+and Echo's server samplers (aoi.train.served). A prompt travels as token ids rendered here with the chat template
 (so the server sees exactly what aoi.models.local would feed the model), the reply comes back as token ids
 (`return_tokens_as_token_ids`: "token_id:N"), a JSON schema goes in `structured_outputs`, and behaviour log-probs
 come from a scoring request's `prompt_logprobs` (rows keyed by the token id's string, first row null).

@@ -58,13 +58,21 @@ def grpo(role: str = ROLE, data: Path = DATA, out: Path = OUT,
                                                "loss_type, beta, num_generations...), rewards (weights), rollout "
                                                "(mode: per_decision|whole_episode), lora."),
          resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in OUT."),
-         device: str = DEVICE, seed: int = SEED) -> None:
+         device: str = DEVICE, seed: int = SEED,
+         sampler_url: str | None = typer.Option(None, "--sampler-url", help="Draw the groups on this vLLM server "
+                                                "(`aoi serve-model --base BASE`, e.g. http://127.0.0.1:8000/v1), or "
+                                                "`vllm` to start one for the run; it loads each new adapter "
+                                                "version (--engine echo: every sampler draws there). Default: "
+                                                "sample in this process.")) -> None:
     """Train the Observer with GRPO; rewards are the verdicts of real episodes in the twin."""
     from aoi.train.evolver import train_evolver
     from aoi.train.grpo import GrpoOptions, train_grpo
 
     options = GrpoOptions(data=data, out=out, role=role, init=init, base=base, split=split, max_steps=max_steps,
-                          config=config, resume=resume, device=device, seed=seed)
+                          config=config, resume=resume, device=device, seed=seed, sampler_url=sampler_url)
+    if role == "evolver" and sampler_url:
+        typer.echo("error: --sampler-url draws the Observer's decisions; the evolver samples in this process", err=True)
+        raise typer.Exit(2)
     train = train_evolver if role == "evolver" else train_grpo  # the scenario generator, or the Observer
     _report(lambda: train(options))
 

@@ -9,6 +9,8 @@ Two rollout modes (`rollout.mode` in the config file):
   shared by its decisions (aoi.train.episodes).
 Decisions are sampled masked to the Observer's schema (`rollout.constrained`, default true; aoi.train.sampling), so
 every sample parses; `constrained: false` leaves per-decision sampling to TRL's own generation.
+With `--sampler-url URL` (or `vllm`: one started for the run) per-decision groups are drawn on a vLLM server that
+loads the trainer's adapter after each optimizer step (aoi.train.served_rollout); the trainer stays on torch.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class GrpoOptions:
     constrained: bool = True  # sample decisions masked to the Observer's schema (False: TRL's own generation)
     episode_steps: int = 30  # the environment's step budget per episode
     episode_iterations: int | None = None  # whole_episode only: cap on the policy's decisions (None: the config's)
+    sampler_url: str | None = None  # draw per-decision groups on this vLLM server ("vllm": start one; None: here)
     weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     grpo: dict = field(default_factory=dict)
     lora: Lora = field(default_factory=Lora)
@@ -126,7 +129,7 @@ def train_grpo(options: GrpoOptions) -> dict:
                           role=options.role, hyper_parameters=_hyper(options, trainer.args),
                           metrics=_metrics(options, result, wall, cache), kind="grpo",
                           extra={"init": _init_version(options), "mode": options.mode, "device": options.device,
-                                 "constrained": options.constrained})
+                                 "constrained": options.constrained, "sampler_url": options.sampler_url})
 
 
 def _validate(options: GrpoOptions) -> None:
@@ -139,6 +142,8 @@ def _validate(options: GrpoOptions) -> None:
     if not isinstance(options.constrained, bool):
         raise ValueError(f"rollout.constrained is {options.constrained!r}; use true (schema-constrained sampling) "
                          "or false (TRL's own generation)")
+    if options.sampler_url and options.mode != "per_decision":
+        raise ValueError("--sampler-url draws per_decision groups; whole_episode rollouts sample in this process")
     length = {**GRPO_DEFAULTS, **options.grpo}["max_completion_length"]
     if options.constrained and length < MIN_DECISION_TOKENS:
         raise ValueError(f"grpo.max_completion_length {length} is too short for a decision that "
@@ -197,6 +202,12 @@ def follow_schedule() -> Any:
 
 def _rollout(options: GrpoOptions, rows, cache: OutcomeCache) -> dict:
     """Return the trainer's rollout_func: whole episodes, constrained decisions, or none (TRL generates)."""
+    if options.sampler_url:
+        from aoi.train.served_rollout import served_rollout
+
+        return {"rollout_func": served_rollout(options.sampler_url, base=_base(options), out=options.out,
+                                               seed=options.seed, constrained=options.constrained,
+                                               device=options.device)}
     if options.mode == "whole_episode":
         from aoi.train.episodes import rollout_function
 

@@ -2,26 +2,33 @@
 
 The sampler keeps only the tokenizer: it renders the Observer's prompt with the chat template as aoi.models.local does,
 sends the prompt's token ids to `/v1/completions` (JSON-schema constrained through `structured_outputs`, seeded by
-`seed`) and reads the completion's token ids back (`return_tokens_as_token_ids`: "token_id:N").
+`seed`) and reads the completion's token ids back (`return_tokens_as_token_ids`: "token_id:N"). The schema sent is
+closed and its strings bounded by the cap (aoi.models.vllm_model.vllm_schema): against the real server (vLLM 0.32,
+guidance backend) the Observer's open schema let 2 of 6 tiny-model replies run to the cap unparsed, the closed one 0.
 
-Behaviour log-probs come from a second, scoring request over prompt + completion (`prompt_logprobs`), not from the
-sampled tokens' `logprobs`: vLLM computes those after the schema mask, while the trainer's pi_old is of the unmasked
-logits (aoi.echo.policy.completion_logprobs), so they would not be comparable. vLLM's default
-`--logprobs-mode raw_logprobs` gives log-probs before temperature, so samples record `logprobs_temperature` 1.0 and
-the trainer's importance weight compares them with pi_old at temperature 1.0 (the loss itself stays at the sampling
-temperature): one convention on both sides of the ratio, whatever the temperature.
+Behaviour log-probs come from a second, scoring request over prompt + completion (`prompt_logprobs`: one row per
+prompt token, the first null, each keyed by the token id's string), not from the sampled tokens' `logprobs`: under
+a schema vLLM computes those after the grammar mask (measured: up to 11 nats above the unmasked log-prob), while
+the trainer's pi_old is of the unmasked logits (aoi.echo.policy.completion_logprobs). The server runs with
+`--logprobs-mode raw_logprobs`: prompt log-probs are of the raw logits whatever the request's temperature (the same
+at 0, 0.5 and 2), so samples record `logprobs_temperature` 1.0 and the trainer compares them with pi_old at
+temperature 1.0 (the loss itself stays at the sampling temperature). On an fp32 server they match the trainer's
+fp32 log-probs within 1e-6 (tests/echo/test_vllm.py).
 
 Weight sync: each new adapter version is written into a folder the server reads and loaded with
-`/v1/load_lora_adapter` as `aoi-s<sampler>-v<N>` (vLLM needs --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True);
-requests then name it as their model and the previous version is unloaded.
+`/v1/load_lora_adapter` as `<prefix>-s<sampler>-v<N>` (vLLM needs --enable-lora and
+VLLM_ALLOW_RUNTIME_LORA_UPDATING=True); requests then name it as their model and the previous version is unloaded.
+`close()` unloads the last one. `sampler_server` starts a managed vLLM server when the URL given is `vllm`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 
 from aoi.models.base import Completion, Message
@@ -29,18 +36,21 @@ from aoi.models.bases import load_tokenizer
 from aoi.models.compact import reply_schema
 from aoi.models.local import render, token_ids
 from aoi.models.vllm_client import LORA_HINT, Server, ServerError, check_server, completion_ids, prompt_logprobs
+from aoi.models.vllm_model import vllm_schema
 
-__all__ = ["LORA_HINT", "RAW_TEMPERATURE", "ServedObserver", "ServedPolicy", "ServerError", "check_server"]
+__all__ = ["AUTO", "LORA_HINT", "RAW_TEMPERATURE", "ServedObserver", "ServedPolicy", "ServerError", "check_server",
+           "release_adapters", "sampler_server"]
 
 RAW_TEMPERATURE = 1.0  # the temperature of the log-probs the server returns (vLLM's raw_logprobs: none applied)
+AUTO = "vllm"  # --sampler-url vllm: start a managed vLLM server on the base for the run
 
 
 class ServedPolicy:
     """One sampler's view of the server: its tokenizer, the adapter version loaded, and the two requests it makes."""
 
     def __init__(self, url: str, *, base: str, model: str | None = None, index: int = 0,
-                 adapter_dir: str | None = None):
-        self.server, self.index = Server(url), index
+                 adapter_dir: str | None = None, prefix: str = "aoi"):
+        self.server, self.index, self.prefix = Server(url), index, prefix
         self.model = self.base_model = check_server(self.server, model)
         self.tokenizer = load_tokenizer(base)
         self.folder = Path(adapter_dir or tempfile.mkdtemp(prefix="aoi-adapters-"))
@@ -50,7 +60,7 @@ class ServedPolicy:
 
     def swap(self, version: int, files: dict[str, bytes]) -> None:
         """Make an adapter version the server's model for our requests: write, load, then unload the previous one."""
-        name = f"aoi-s{self.index}-v{version}"
+        name = f"{self.prefix}-s{self.index}-v{version}"
         folder = self.folder / name
         folder.mkdir(parents=True, exist_ok=True)
         for file, data in files.items():
@@ -65,8 +75,20 @@ class ServedPolicy:
             self.server.request("POST", "/v1/load_lora_adapter", body)
         previous, self.loaded, self.model = self.loaded, name, name
         if previous and previous != name:
-            self.server.request("POST", "/v1/unload_lora_adapter", {"lora_name": previous})
-            shutil.rmtree(self.folder / previous, ignore_errors=True)
+            self._unload(previous)
+
+    def _unload(self, name: str) -> None:
+        """Unload an adapter of ours and delete its folder."""
+        self.server.request("POST", "/v1/unload_lora_adapter", {"lora_name": name})
+        shutil.rmtree(self.folder / name, ignore_errors=True)
+
+    def close(self) -> None:
+        """Unload our adapter (the server keeps only the base for us) and close the connection."""
+        if self.loaded:
+            with contextlib.suppress(ServerError):
+                self._unload(self.loaded)
+            self.loaded, self.model = None, self.base_model
+        self.server.close()
 
     def encode(self, messages: list[Message]) -> list[int]:
         """Return the prompt's token ids, rendered exactly as aoi.models.local renders them."""
@@ -100,10 +122,45 @@ class ServedObserver:
         prompt_ids = self.policy.encode(messages)
         schema = reply_schema(role, messages) if self.constrained else None
         ids = self.policy.generate(prompt_ids, max_tokens=self.max_new_tokens, temperature=self.temperature,
-                                   seed=self.seed + len(self.calls), schema=schema)
+                                   seed=self.seed + len(self.calls),
+                                   schema=vllm_schema(schema, self.max_new_tokens) if schema else None)
         logprobs = self.policy.score(prompt_ids, ids)
         text = self.policy.tokenizer.decode(ids, skip_special_tokens=True).strip()
         self.calls.append({"prompt_ids": prompt_ids, "completion_ids": ids, "logprobs": logprobs, "text": text,
                            "logprobs_temperature": RAW_TEMPERATURE})
         return Completion(text, input_tokens=len(prompt_ids), output_tokens=len(ids), logprobs=logprobs,
                           latency=time.perf_counter() - started, meta={"model": self.policy.model, "token_ids": ids})
+
+
+def release_adapters(url: str, prefix: str, rounds: int = 3) -> list[str]:
+    """Unload every adapter a run's samplers left on the server (names `<prefix>-s...`); return their names.
+
+    It looks again after half a second: a sampler stopped mid-swap may have had a load under way.
+    """
+    server, released = Server(url), []
+    try:
+        for _ in range(rounds):
+            names = [name for name in server.models() if name.startswith(f"{prefix}-s")]
+            for name in names:
+                with contextlib.suppress(ServerError):  # gone meanwhile
+                    server.request("POST", "/v1/unload_lora_adapter", {"lora_name": name})
+            released += names
+            time.sleep(0.5)
+        return released
+    finally:
+        server.close()
+
+
+@contextlib.contextmanager
+def sampler_server(url: str | None, base: str, device: str = "cpu") -> Iterator[str | None]:
+    """Yield the URL samplers draw on: `url` as given, or with `vllm` a managed vLLM server on `base`, started here
+    and stopped on leaving. It serves the trainer's dtype (fp32 on CPU, bf16 on CUDA), so the behaviour log-probs
+    and the trainer's agree to rounding."""
+    if url != AUTO:
+        yield url
+        return
+    from aoi.models.vllm_server import ManagedServer
+
+    dtype = "bfloat16" if str(device).startswith("cuda") else "float32"
+    with ManagedServer(base=base, dtype=dtype) as managed:
+        yield managed.url

@@ -1,0 +1,100 @@
+"""GRPO's groups drawn on a vLLM server (`aoi train grpo --sampler-url URL|vllm`) while TRL trains on torch.
+
+`served_rollout` is a TRL rollout_func, like aoi.train.sampling.decision_rollout, but each decision is drawn on the
+server by aoi.train.served (the schema as `structured_outputs`, the behaviour log-probs from `prompt_logprobs`).
+Before a batch is drawn at a new optimizer step, the trainer's adapter is written and loaded on the server as
+`aoi-grpo-<run>-s0-v<step>`, and the previous step's unloaded: each group is drawn by the weights being trained.
+With `vllm` as the URL a managed server on the base is started at the first batch and stopped when training ends.
+Each batch adds a line to OUT/served.jsonl: the step, the adapter that drew it, its decisions and seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from aoi.train.sampling import sample_seed
+from aoi.train.served import ServedObserver, ServedPolicy, sampler_server
+
+
+class ServedRollout:
+    """A TRL rollout_func on a completions server; `close()` unloads the adapter and stops a server it started."""
+
+    def __init__(self, url: str, *, base: str, out: Path, seed: int, constrained: bool = True, device: str = "cpu"):
+        self.url, self.base, self.out, self.seed = url, base, Path(out), seed
+        self.constrained, self.device = constrained, device
+        self.prefix = "aoi-grpo-" + hashlib.sha256(str(self.out.resolve()).encode()).hexdigest()[:6]
+        self.stack = contextlib.ExitStack()
+        self.policy: ServedPolicy | None = None
+        self.version, self.batches = -1, 0
+
+    def __call__(self, prompts: list, trainer: Any) -> dict:
+        """Draw one decision per prompt (prompts arrive repeated G times) with the trainer's current adapter."""
+        started = time.perf_counter()
+        if self.policy is None:
+            self._start(trainer)
+        if trainer.state.global_step != self.version:
+            self._sync(trainer)
+        synced = time.perf_counter()
+        self.batches += 1
+        observer = ServedObserver(self.policy, max_new_tokens=trainer.args.max_completion_length,
+                                  temperature=trainer.args.temperature, constrained=self.constrained,
+                                  seed=sample_seed(self.seed, self.version, self.batches))
+        for prompt in prompts:
+            observer.complete(prompt, role="observer")
+        self._record({"step": self.version, "adapter": self.policy.loaded, "decisions": len(prompts),
+                      "sync_s": round(synced - started, 3), "draw_s": round(time.perf_counter() - synced, 3)})
+        return {name: [call[name] for call in observer.calls] for name in ("prompt_ids", "completion_ids",
+                                                                             "logprobs")}
+
+    def _start(self, trainer: Any) -> None:
+        """Reach (or start) the server, and have the trainer close this rollout when training ends."""
+        from transformers import TrainerCallback
+
+        url = self.stack.enter_context(sampler_server(self.url, self.base, self.device))
+        self.policy = ServedPolicy(url, base=self.base, prefix=self.prefix)
+        rollout = self
+
+        class Close(TrainerCallback):
+            def on_train_end(self, args, state, control, **kwargs):
+                rollout.close()
+
+        trainer.add_callback(Close())
+
+    def _sync(self, trainer: Any) -> None:
+        """Write the trainer's adapter and load it on the server as this step's version (the previous unloaded)."""
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        with tempfile.TemporaryDirectory() as folder:
+            model.save_pretrained(folder)
+            files = {p.name: p.read_bytes() for p in Path(folder).iterdir() if p.is_file()}
+        self.version = trainer.state.global_step
+        self.policy.swap(self.version, files)
+
+    def _record(self, line: dict) -> None:
+        """Append one batch's line to OUT/served.jsonl."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        with open(self.out / "served.jsonl", "a") as log:
+            log.write(json.dumps(line) + "\n")
+
+    def close(self) -> None:
+        """Unload our adapter and stop the server if it was started here."""
+        if self.policy is not None:
+            self.policy.close()
+            self.policy = None
+        self.stack.close()
+
+
+def served_rollout(url: str, *, base: str, out: Path, seed: int, constrained: bool = True,
+                   device: str = "cpu") -> ServedRollout:
+    """Return the rollout_func drawing GRPO's groups on the server at `url` (`vllm`: start one on `base`).
+
+    Example:
+        >>> rollout = served_rollout("http://127.0.0.1:8000/v1", base="smollm2", out=Path("runs/g"), seed=0)
+        >>> out = rollout(prompts, trainer)  # doctest: +SKIP
+    """
+    return ServedRollout(url, base=base, out=out, seed=seed, constrained=constrained, device=device)

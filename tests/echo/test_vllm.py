@@ -1,0 +1,183 @@
+"""Echo's samplers and GRPO's groups on the real vLLM server (CPU here), one for the module: tiny's weights as a
+folder vLLM's CPU backend serves (aoi.models.testing.save_tiny_for_vllm), in float32 as the trainer holds them.
+
+Tolerance: the server's prompt_logprobs and the trainer's own log-probs (aoi.echo.policy.completion_logprobs at
+temperature 1) of the same tokens differed by at most 9.5e-7 here (fp32 on both sides, base and adapter), so 1e-4
+leaves room for other kernels and thread counts while any real mismatch (a temperature applied, an off-by-one
+row, the masked log-probs: 0.1 to 11 nats) fails. A bf16 server differs by up to ~0.1 on SmolLM2: not tested here.
+While each run trains, a thread lists /v1/models every 50 ms: every adapter version the run drew with must show
+up there, and the previous one must go. Skips only where no python with vLLM is found (`make vllm`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from aoi.models.vllm_launch import VllmError, find_python
+
+from .conftest import SMALL
+
+try:
+    PYTHON, WHY = find_python(), ""
+except VllmError as err:
+    PYTHON, WHY = None, str(err)
+pytestmark = pytest.mark.skipif(PYTHON is None, reason=f"no vLLM python found ({WHY})")
+AOI = str(Path(sys.executable).with_name("aoi"))
+TOLERANCE = 1e-4  # nats per token between the fp32 server and the fp32 trainer (measured: at most 9.5e-7)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    from aoi.models.testing import save_tiny_for_vllm
+
+    return save_tiny_for_vllm(tmp_path_factory.mktemp("vllm") / "tiny32")
+
+
+@pytest.fixture(scope="module")
+def server(base, tmp_path_factory):
+    """One fp32 vLLM server on the base for the module (a tenth of RAM reserved: tiny needs little)."""
+    from aoi.models.vllm_server import ManagedServer
+
+    log = tmp_path_factory.mktemp("vllm-log") / "server.log"
+    with ManagedServer(base=str(base), dtype="float32", memory=0.1, kv_cache_gib=1, log=log, python=PYTHON) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("config") / "grpo.yaml"
+    path.write_text(yaml.safe_dump({"grpo": SMALL}))
+    return path
+
+
+class Listing:
+    """/v1/models, listed every 50 ms while a run trains: the snapshots in order."""
+
+    def __init__(self, url: str):
+        self.url, self.snapshots, self.done = url, [], threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self.done.is_set():
+            with urllib.request.urlopen(f"{self.url}/models", timeout=10) as answer:
+                self.snapshots.append({m["id"] for m in json.load(answer)["data"]})
+            time.sleep(0.05)
+
+    def __enter__(self) -> Listing:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def first(self, name: str) -> int:
+        """Return the index of the first snapshot listing `name` (fails when none does)."""
+        return next(i for i, names in enumerate(self.snapshots) if name in names)
+
+    def unloaded_after(self, old: str, new: str) -> bool:
+        """Tell whether `old` was gone from a snapshot that listed `new`, and never came back."""
+        start = self.first(new)
+        gone = [i for i in range(start, len(self.snapshots)) if old not in self.snapshots[i]]
+        return bool(gone) and all(old not in names for names in self.snapshots[gone[0]:])
+
+
+def ours(listing: Listing, prefix: str) -> set[str]:
+    """Return every adapter name of a run seen on the server."""
+    return {name for names in listing.snapshots for name in names if name.startswith(prefix)}
+
+
+def test_prompt_logprobs_match_the_trainers_logprobs_for_the_base_and_an_adapter(server, base, dataset):
+    import torch
+
+    from aoi.echo.policy import completion_logprobs, load_policy
+    from aoi.echo.weights import adapter_files
+    from aoi.train.dataset import load_view
+    from aoi.train.served import ServedObserver, ServedPolicy
+
+    prompt = load_view(dataset, "rl", "by_target", "train")[0]["prompt"]
+    model, _ = load_policy(str(base))
+    policy = ServedPolicy(server.url, base=str(base), index=9)
+    for seed in (1, 2):
+        with torch.no_grad():
+            for name, weight in model.named_parameters():
+                if "lora_B" in name:
+                    weight.normal_(0.0, 0.5, generator=torch.Generator().manual_seed(seed))
+        policy.swap(seed, adapter_files(model))
+        observer = ServedObserver(policy, max_new_tokens=64, seed=seed)
+        decision = json.loads(observer.complete(prompt, role="observer").text)  # the structured output parses
+        assert decision["next"] in ("probe", "execute", "submit")
+        drawn = observer.calls[-1]
+        with torch.no_grad():
+            own = completion_logprobs(model, drawn["prompt_ids"], drawn["completion_ids"], 1.0).tolist()
+        assert len(drawn["logprobs"]) == len(own) > 0
+        assert max(abs(a - b) for a, b in zip(own, drawn["logprobs"])) < TOLERANCE
+    assert "aoi-s9-v2" in policy.server.models() and "aoi-s9-v1" not in policy.server.models()
+    policy.close()
+    assert "aoi-s9-v2" not in server.server.models()
+
+
+@pytest.mark.parametrize("mode", ["sequential", "async"])
+def test_an_echo_run_loads_each_version_on_vllm_and_unloads_the_last(server, base, dataset, config, tmp_path,
+                                                                     mode):
+    from aoi.echo.engine import adapter_prefix, train_echo
+    from aoi.echo.run import EchoOptions
+    from aoi.train.common import read_jsonl
+    from aoi.train.grpo import GrpoOptions
+
+    out = tmp_path / mode
+    grpo = GrpoOptions(data=dataset, out=out, max_steps=2, config=config, base=str(base))
+    options = EchoOptions(grpo=grpo, mode=mode, staleness=1, sampler_url=server.url)
+    with Listing(server.url) as listing:
+        manifest = train_echo(options)
+    lines, prefix = read_jsonl(out / "metrics.jsonl"), adapter_prefix(out)
+    assert manifest["metrics"]["steps"] == 2 and manifest["sampler_url"] == server.url and len(lines) == 2
+    drawn = sorted({v for line in lines for v in line["versions"]})
+    if mode == "sequential":  # each step's groups were drawn by the trainer's version of that step
+        assert [line["versions"] for line in lines] == [[0], [1]]
+        assert all(abs(line["is_ratio_mean"] - 1) < 1e-3 for line in lines)  # behaviour == pi_old, to rounding
+    else:
+        assert all(s <= 1 for line in lines for s in line["staleness"])
+    seen = ours(listing, prefix)
+    assert {f"{prefix}-s0-v{v}" for v in drawn} <= seen  # every version that drew a group was on the server
+    loaded = sorted(seen, key=lambda name: int(name.rsplit("-v", 1)[1]))
+    for old, new in zip(loaded, loaded[1:]):
+        assert listing.unloaded_after(old, new), (old, new)
+    assert not any(name.startswith(prefix) for name in server.server.models())  # the last one left with the run
+
+
+def test_grpo_draws_its_groups_on_vllm_and_loads_each_step(server, base, dataset, config, tmp_path):
+    out = tmp_path / "grpo"
+    before = _counters(server.url)
+    with Listing(server.url) as listing:
+        done = subprocess.run([AOI, "train", "grpo", "--data", str(dataset), "--out", str(out), "--base", str(base),
+                               "--max-steps", "2", "--config", str(config), "--sampler-url", server.url],
+                              capture_output=True, text=True, timeout=900, env={**os.environ,
+                                                                                "TRL_EXPERIMENTAL_SILENCE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    after = _counters(server.url)
+    lines = [json.loads(line) for line in (out / "served.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == [0, 1] and all(line["decisions"] == 2 for line in lines)
+    assert json.loads((out / "manifest.json").read_text())["sampler_url"] == server.url
+    assert after - before == 2 * 2 * 2  # each decision is two requests on the server: draw, score
+    adapters = [line["adapter"] for line in lines]
+    assert ours(listing, adapters[0].rsplit("-s0-", 1)[0]) == set(adapters)
+    assert listing.unloaded_after(adapters[0], adapters[1])
+    assert not set(adapters) & set(server.server.models())
+
+
+def _counters(url: str) -> float:
+    """Return how many completion requests the server answered (its /metrics)."""
+    with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=10) as answer:
+        lines = answer.read().decode().splitlines()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines
+               if line.startswith('http_requests_total{handler="/v1/completions"') and 'status="2xx"' in line)
