@@ -84,3 +84,12 @@ def test_a_null_node_spec_through_serve_env():
         reconciles(step)
         twin = app.state.pool.get(sid).env.backend.twin
         assert not twin.faults.active, twin.faults.report()
+
+
+def test_a_failure_of_the_environment_answers_that_step_and_the_episode_goes_on(env):
+    env.backend.twin.schedule(1.0, "no-such-controller", ("", "x"))  # a timer nobody can run: advancing raises
+    observation = env.step(solutions.shell("kubectl get nodes"))[0]
+    assert "kind-worker" in observation  # the action's own output stays
+    assert "Error: the environment failed on the simulated time after this action (KeyError" in observation
+    assert "kind-worker" in env.step(solutions.shell("kubectl get nodes"))[0]
+    assert not env.done
