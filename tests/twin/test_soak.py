@@ -62,6 +62,7 @@ class AppHealth:
 @pytest.fixture(scope="module")
 def soak():
     runner = Soak(build_twin(seed=0), checks=[AppHealth()])
+    assert runner.check() == []  # every object of the settled twin round-trips before the sequences start
     yield runner
     runner.close()
 

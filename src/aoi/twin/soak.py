@@ -38,6 +38,9 @@ class Soak:
         self.server = None
         self.sequence = 0  # how many fresh clones begin() has made
         self.begin()
+        with self.twin.lock:  # the first check reads every stored object back, the later ones what changed
+            self.changed = {(res, obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): None
+                            for res in self.twin.store.resources() for obj in self.twin.store.list(res)}
 
     # --- lifecycle ---
     def begin(self) -> None:
