@@ -62,6 +62,21 @@ class LazyGroup(TyperGroup):
             return click.Command(name, help=LAZY[name][2])
         return load(name)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra) -> click.Context:
+        """Parse `aoi`'s own options; a usage error is one line on stderr."""
+        from aoi.clierrors import one_line_usage_errors
+
+        with one_line_usage_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context):
+        """Run the subcommand; a usage error (unknown option, bad value) is one line on stderr, not a box."""
+        from aoi.clierrors import one_line_usage_errors
+
+        with one_line_usage_errors():
+            return super().invoke(ctx)
+
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Print help without importing any subcommand."""
         self.listing = True
@@ -101,8 +116,6 @@ def twin_up(
     seed: int = typer.Option(0, "--seed", help="Seed for names, IPs and hashes."),
 ) -> None:
     """Serve the twin until interrupted, following the wall clock (point kubectl at DIR/admin.yaml)."""
-    from rich.console import Console
-
     from aoi.apps.catalog import APP_NAMES
     from aoi.clierrors import path_errors, writable
     from aoi.twin import build_twin
@@ -114,7 +127,7 @@ def twin_up(
     unknown = [a for a in chosen if a not in APP_NAMES]
     if unknown:
         raise typer.BadParameter(f"unknown app {unknown[0]!r}; choose from {', '.join(APP_NAMES)}", param_hint="--app")
-    with path_errors(Console().print, "pass --kubeconfig-dir DIR in a writable place"):
+    with path_errors(None, "pass --kubeconfig-dir DIR in a writable place"):
         writable(kubeconfig_dir / "admin.yaml")  # before the twin is built, not after
     # The apps were deployed `warmup` seconds ago, so the twin's clock meets the wall clock now.
     twin = build_twin(chosen, seed=seed, clock=SimClock(time.time() - WARMUP_SECONDS))
@@ -170,5 +183,5 @@ def twin_tour(seed: int = typer.Option(0, "--seed", help="Seed for names, IPs an
 
 
 def main() -> None:
-    """Entry point for `python -m aoi`."""
-    app()
+    """Entry point for `python -m aoi` (named `aoi` in usage lines and errors, as the script is)."""
+    app(prog_name="aoi")

@@ -43,8 +43,16 @@ def quiet_libraries(verbose: bool = False) -> None:
         hf_logging.disable_progress_bar()
 
 
+ACTION_WIDTH, DECISION_WIDTH = 200, 300  # characters of a command / a decision shown live (the trajectory keeps all)
+# The verdict's labels: AIOpsLab's result keys say neither what they count nor their unit.
+LABELS = {"TTD": "TTD (s)", "TTL": "TTL (s)", "TTA": "TTA (s)", "TTM": "TTM (s)", "steps": "env steps",
+          "strict_success": "strict success", "strict_settle_seconds": "strict settle (s)"}
+
+
 def _show_step(console: Console, step) -> None:
-    """Print one step of the episode as it happens."""
+    """Print one step of the episode as it happens; a long command or decision is cut with an ellipsis."""
+    from aoi.clierrors import clip
+
     style = ROLE_STYLE.get(step.role, "white")
     if step.role == "observer" and not step.action:
         try:
@@ -52,24 +60,43 @@ def _show_step(console: Console, step) -> None:
         except ValueError:
             decision = {}
         summary = f"{decision.get('phase', '?')} -> {decision.get('next', '?')}: {decision.get('instruction', '')}"
-        console.print(f"[{style}]observer[/] {summary[:300] if decision else step.status}")
+        console.print(f"[{style}]observer[/] {escape(clip(summary, DECISION_WIDTH) if decision else step.status)}")
         return
     what = step.action.replace("```", "").strip() or step.status
-    console.print(f"  [{style}]{step.role}[/] {what[:200]}")
+    console.print(f"  [{style}]{step.role}[/] {escape(clip(what, ACTION_WIDTH))}")
     if step.observation and step.status != "ok":
-        console.print(f"    [dim]{step.observation[:200]}[/]")
+        console.print(f"    [dim]{escape(clip(step.observation, ACTION_WIDTH))}[/]")
+
+
+def verdict_rows(traj) -> list[tuple[str, str]]:
+    """Return the verdict as labelled rows: times in seconds, environment steps and tokens apart from the model's.
+
+    Example:
+        >>> from aoi.trajectory import Step, Trajectory
+        >>> traj = Trajectory("p", "mitigation", id="t1", steps=[Step("probe", "{}", input_tokens=36338)],
+        ...                   results={"TTM": 225.0, "steps": 15, "in_tokens": 9412, "out_tokens": 608})
+        >>> verdict_rows(traj)[:3]
+        [('TTM (s)', '225.0'), ('env steps', '15'), ('env tokens (in/out)', '9,412/608')]
+        >>> verdict_rows(traj)[3:]
+        [('model calls', '1'), ('model tokens (in/out)', '36,338/0'), ('trajectory', 't1')]
+    """
+    results = traj.results or {}
+    rows = [(LABELS.get(str(key), str(key)), str(value)) for key, value in results.items()
+            if key not in ("in_tokens", "out_tokens")]
+    if "in_tokens" in results:
+        rows.append(("env tokens (in/out)", f"{results['in_tokens']:,}/{results.get('out_tokens', 0):,}"))
+    inputs, outputs = traj.tokens()
+    return [*rows, ("model calls", str(len(traj.steps))), ("model tokens (in/out)", f"{inputs:,}/{outputs:,}"),
+            ("trajectory", traj.id)]
 
 
 def _verdict(console: Console, traj) -> None:
-    """Print the results table."""
+    """Print the results table (the trajectory id never wraps)."""
     table = Table(title=f"{traj.problem_id} ({traj.task_type})")
-    table.add_column("key")
-    table.add_column("value")
-    for key, value in traj.results.items():
-        table.add_row(str(key), str(value))
-    inputs, outputs = traj.tokens()
-    table.add_row("model tokens (in/out)", f"{inputs}/{outputs}")
-    table.add_row("trajectory", traj.id)
+    table.add_column("key", no_wrap=True)
+    table.add_column("value", overflow="fold", min_width=len(traj.id))
+    for key, value in verdict_rows(traj):
+        table.add_row(key, escape(value))
     console.print(table)
 
 
@@ -91,13 +118,14 @@ def run(
 ) -> None:
     """Diagnose (and for mitigation tasks, repair) one problem on the twin or a cluster with the AOI agents."""
     quiet_libraries(verbose)
-    from aoi.agents.runtime import models_from_config, run_episode
-    from aoi.clierrors import RUN_FIX, path_errors, writable
+    from aoi.agents.runtime import check_models, models_from_config, run_episode
+    from aoi.clierrors import RUN_FIX, fail, path_errors, writable
     from aoi.config import ConfigError, load_config
     from aoi.env import backend_options, make
     from aoi.env.cluster_access import ClusterError
     from aoi.interrupts import interruptible
     from aoi.models.base import ModelError
+    from aoi.safety.approval import require_terminal
     from aoi.safety.audit import AuditLog
     from aoi.store.sqlite import TrajectoryStore
 
@@ -107,13 +135,14 @@ def run(
                  "agent.guidance.file": guidance}
     try:
         config = load_config(config_file, {k: v for k, v in overrides.items() if v is not None})
+        require_terminal(config.approval.mode)
+        check_models(config)
         env = make(problem_id, seed=config.env.seed, target=config.env.target, max_steps=config.env.max_steps,
                    **backend_options(config.env))
         models = models_from_config(config)
     except (ConfigError, ValueError, ModelError) as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
-    with path_errors(console.print, RUN_FIX):  # runs/ in a read-only folder: say so before any work
+        raise fail(str(exc)) from None
+    with path_errors(None, RUN_FIX):  # runs/ in a read-only folder: say so before any work
         writable(config.store.path, config.store.audit_log)
         store = TrajectoryStore(config.store.path)
     audit = AuditLog(config.store.audit_log)
@@ -123,8 +152,7 @@ def run(
         with interruptible():  # Ctrl-C (or kill -INT of a job started with `&`) saves the partial trajectory
             traj = run_episode(env, config, models, audit=audit, on_step=lambda s: _show_step(console, s))
     except ClusterError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+        raise fail(str(exc)) from None
     except KeyboardInterrupt as exc:  # keep what the episode did so far, marked interrupted (traj.error)
         partial = getattr(exc, "trajectory", None)
         if partial is None:  # stopped while the environment was still being set up
@@ -138,5 +166,4 @@ def run(
     store.save(traj)
     _verdict(console, traj)
     if traj.error:
-        console.print(f"[red]error:[/] the episode ended early: {traj.error}")
-        raise typer.Exit(1)
+        raise fail(f"the episode ended early: {traj.error}", code=1)

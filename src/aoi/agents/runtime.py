@@ -35,6 +35,19 @@ def models_from_config(config: RunConfig) -> dict[str, Model]:
     return built
 
 
+def check_models(config: RunConfig) -> None:
+    """Check each role's model once before any episode (aoi.models.check: key, spec, local files, a server on this
+    machine listening); raise ModelError or ValueError saying what to fix. `aoi run` and `aoi eval` both call it."""
+    from aoi.models.check import check_model
+
+    checked = set()
+    for role in MODEL_ROLES:
+        cfg = config.model_for(role)
+        if (key := cfg.model_dump_json()) not in checked:
+            checked.add(key)
+            check_model(cfg.spec, **_options(cfg))
+
+
 def _options(cfg) -> dict:
     """Return the keyword options a model spec takes from its config (None values left out)."""
     options = {"base_url": cfg.base_url, "api_key": cfg.api_key.get_secret_value() if cfg.api_key else None,

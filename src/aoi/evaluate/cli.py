@@ -59,6 +59,8 @@ def eval_command(
     data: Path | None = typer.Option(None, "--data", help="The dataset folder (`aoi data export --out`) whose "
                                         "splits.json --split reads."),
     guidance: Path | None = typer.Option(None, "--guidance", help=GUIDANCE_HELP),
+    approval: str | None = typer.Option(None, "--approval", help="Executor approval: auto (default), deny, or ask "
+                                        "(on this terminal: --executor thread only)."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
     """Run K attempts of each problem (on the twin, or a cluster) with a worker pool; print and write the summary."""
@@ -70,11 +72,14 @@ def eval_command(
     with _errors(console):
         overrides = {"model": model, "env.seed": seed, "env.max_steps": max_steps, "env.backend": backend,
                      "env.kubeconfig": str(kubeconfig) if kubeconfig else None,
-                     "agent.guidance.file": str(guidance) if guidance else None}
+                     "agent.guidance.file": str(guidance) if guidance else None, "approval.mode": approval}
         chosen = {"--keys": keys, "--keys-file": keys_file, "--split": split}
         config, pairs = _setup(console, config_file, overrides, (problems, task_type, app, targets, chosen, data),
                                workers)
         executor = engine_executor(engine, executor, ray_address)
+        if config.approval.mode == "ask" and executor != "thread":
+            raise ValueError(f"approval mode ask asks on this terminal, which {executor} workers cannot reach; pass "
+                             "--executor thread, or --approval auto or deny")
         if config.env.backend == "cluster" and workers > 1:
             console.print("[yellow]note:[/] a cluster is shared by its episodes: running one at a time")
             workers = 1
@@ -89,22 +94,27 @@ def eval_command(
                   f"overall; summary in {out / 'summary.json'}; `aoi report {out}` writes the report")
     if summary.interrupted:
         raise typer.Exit(130)
+    if summary.sessions and summary.sessions[-1].get("not_run"):
+        from aoi.clierrors import fail
+
+        not_run = summary.sessions[-1]["not_run"]
+        raise fail(f"{len(not_run)} episode(s) could not run (first: {not_run[0]['error']}); fix that and run the "
+                   f"same command again to run them", code=1)
 
 
 @contextlib.contextmanager
 def _errors(console: Console) -> Iterator[None]:
-    """Turn a configuration, selection, lock or path error into one red line and exit status 2."""
-    from aoi.clierrors import OUT_FIX, os_message
+    """Turn a configuration, selection, model, lock or path error into one line on stderr and exit status 2."""
+    from aoi.clierrors import OUT_FIX, fail, os_message
     from aoi.config import ConfigError
+    from aoi.models.base import ModelError
 
     try:
         yield
-    except (ConfigError, ValueError) as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")  # escaped: a message may hold brackets, 'aoi[swarm]'
-        raise typer.Exit(2) from None
+    except (ConfigError, ValueError, ModelError) as exc:
+        raise fail(str(exc)) from None
     except OSError as exc:  # --out unwritable, a file, under a file, or on a special filesystem
-        console.print(f"[red]error:[/] {os_message(exc, OUT_FIX)}")
-        raise typer.Exit(2) from None
+        raise fail(os_message(exc, OUT_FIX)) from None
 
 
 def engine_executor(engine: str, executor: str, ray_address: str | None) -> str:
@@ -180,11 +190,16 @@ def choose(problems: str | None, task_type: str | None, app: str | None, targets
 
 
 def _setup(console: Console, config_file: Path | None, overrides: dict, selection: tuple, workers: int):
-    """Return (config, (problem_id, target) pairs), printing notes on skipped problems; ValueError when unusable."""
+    """Return (config, (problem_id, target) pairs), printing notes on skipped problems; ValueError (ModelError) when
+    unusable: the selection, the workers, ask mode without a terminal, or a model that cannot be used (checked once,
+    before the run folder is made, as `aoi run` checks it)."""
+    from aoi.agents.runtime import check_models
     from aoi.config import load_config
     from aoi.evaluate.select import with_scenarios
+    from aoi.safety.approval import require_terminal
 
     config = load_config(config_file, {key: v for key, v in overrides.items() if v is not None})
+    require_terminal(config.approval.mode)
     pairs, notes = choose(*selection)
     config = with_scenarios(config, selection[0] or "all")  # workers and resumes rebuild scenario problems from it
     for note in notes:
@@ -194,6 +209,7 @@ def _setup(console: Console, config_file: Path | None, overrides: dict, selectio
                          "--app")
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, not {workers}")
+    check_models(config)
     return config, pairs
 
 
@@ -209,7 +225,7 @@ def report_command(
 ) -> None:
     """Write the run's report as Markdown and as a self-contained HTML page with charts (training runs, folders of
     `aoi train grpo`, get reward by step and by wall-clock side by side)."""
-    from aoi.clierrors import path_errors
+    from aoi.clierrors import fail, path_errors
     from aoi.evaluate.report import comparison, gain_sections, judged_section, load_runs, run_arg, write_report
     from aoi.evaluate.summary import summary_table
     from aoi.evaluate.training import is_training_run
@@ -218,7 +234,7 @@ def report_command(
     try:
         if is_training_run(run_arg(run_dir)[1]):
             return _training_report(console, run_dir, list(compare or []), out)
-        with path_errors(console.print, "pass --out PATH in a writable place"):
+        with path_errors(None, "pass --out PATH in a writable place"):
             paths = write_report(run_dir, list(compare or []), out)
             runs = load_runs([run_dir, *(compare or [])])
         console.print(summary_table(runs[0].summary, title=run_dir, width=console.width))
@@ -228,8 +244,7 @@ def report_command(
                 console.print(_rich_table(section, console.width))
             console.print(_plain_table(judged_section(runs)))  # every run beside its constant answer
     except ValueError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+        raise fail(str(exc)) from None
     console.print("wrote " + ", ".join(str(p) for p in paths))
 
 
@@ -239,7 +254,7 @@ def _training_report(console: Console, run_dir: str, compare: list[str], out: Pa
     from aoi.evaluate.linecharts import text
     from aoi.evaluate.training import load_trainings, reward_lines, training_sections, write_training_report
 
-    with path_errors(console.print, "pass --out PATH in a writable place"):
+    with path_errors(None, "pass --out PATH in a writable place"):
         paths = write_training_report(run_dir, compare, out)
     runs = load_trainings([run_dir, *compare])
     for section in training_sections(runs):

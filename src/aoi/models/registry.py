@@ -78,8 +78,7 @@ def _local(rest: str, options: dict) -> Model:
     starts (aoi.models.vllm_model), `+server=URL` on a running one (`aoi serve-model`)."""
     from aoi.models.local import DEFAULT_MAX_NEW_TOKENS
 
-    base, *extras = LOCAL_PARTS.split(rest)
-    parsed = _local_extras(extras, rest)
+    base, parsed = local_parts(rest)
     cap, ceiling = parsed.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS), options.get("max_tokens")
     parsed["max_new_tokens"] = min(cap, ceiling or cap)
     if parsed.pop("engine", "transformers") == "vllm" or "server" in parsed:
@@ -110,9 +109,19 @@ def vllm_parts(spec: str) -> dict | None:
     kind, _, rest = spec.partition(":")
     if kind != "local" or not rest:
         return None
-    base, *extras = LOCAL_PARTS.split(rest)
-    parsed = _local_extras(extras, rest)
+    base, parsed = local_parts(rest)
     return parsed | {"base": base} if parsed.get("engine") == "vllm" or "server" in parsed else None
+
+
+def local_parts(rest: str) -> tuple[str, dict]:
+    """Return a local spec's base and its `+name=value` parts (ValueError naming an unknown part).
+
+    Example:
+        >>> local_parts("smollm2+adapter=runs/lora+threads=2")
+        ('smollm2', {'adapter': 'runs/lora', 'threads': 2})
+    """
+    base, *extras = LOCAL_PARTS.split(rest)
+    return base, _local_extras(extras, rest)
 
 
 def _local_extras(extras: list[str], rest: str) -> dict:

@@ -119,6 +119,26 @@ DEFAULT_RULES = parse_rules([
 ])
 
 
+NO_TERMINAL = ("approval mode ask (--approval ask, or approval.mode in the config) needs a terminal to ask on, but "
+               "stdin is not one; run the command in a terminal, or pass --approval auto (the rules still deny what "
+               "they deny) or --approval deny")
+
+
+def require_terminal(mode: str, stdin: TextIO | None = None) -> None:
+    """Refuse ask mode at start when nobody can answer (stdin is not a terminal): ValueError saying what to pass.
+
+    Example:
+        >>> import io
+        >>> require_terminal("auto", io.StringIO())
+        >>> require_terminal("ask", io.StringIO())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: approval mode ask (--approval ask, or approval.mode in the config) needs a terminal ...
+    """
+    stream = stdin or sys.stdin
+    if mode == "ask" and (stream is None or not stream.isatty()):
+        raise ValueError(NO_TERMINAL)
+
+
 class ApprovalPolicy:
     """Decide whether the executor may make a change: rules first (first match wins), then the mode.
 
