@@ -95,3 +95,18 @@ def test_export_writes_the_given_trajectories_as_jsonl(store, tmp_path):
     assert read_jsonl(out)[1] == store.get("0a0" * 8)
     refused = invoke("export", "nope", "--out", str(tmp_path / "x.jsonl"), "--store", str(store.path))
     assert refused.exit_code == 2 and not (tmp_path / "x.jsonl").exists()
+
+
+def test_list_keeps_problem_ids_whole_and_names_the_columns_it_leaves_out(store):
+    narrow = invoke("list", "--store", str(store.path), width=80)
+    lines = narrow.stdout.splitlines()
+    assert narrow.exit_code == 0 and lines[0].split() == ["id", "problem", "ok/strict", "model", "calls"]
+    assert [line.split()[1] for line in lines[1:4]] == ["misconfig_app_hotel_res-detection-1",
+                                                         "noop_detection_hotel_reservation-1",
+                                                         "revoke_auth_mongodb-detection-1"]
+    note = " ".join(" ".join(lines[4:]).split())
+    assert note == ("3 trajectories (started: UTC); `aoi trajectories show ID` prints one; started, model not shown "
+                    "at 80 columns: --json or a terminal of 106+ columns shows them")  # 12+11+35+18+9+11 and gaps
+    wide = invoke("list", "--store", str(store.path), width=160).stdout.splitlines()
+    assert wide[0].split() == ["id", "started", "problem", "model", "ok/strict", "model", "calls"]
+    assert wide[1].split()[4:] == ["openai:gpt-4o-mini", "yes/no", "2"] and "not shown" not in wide[-1]

@@ -108,14 +108,15 @@ def _si(value: float) -> str:
 
 
 WIDE_COLUMNS = ("task type", "problems", "episodes", "avg@k%", "best@k%", "std%", "strict avg%", "strict best%",
-                "forced ok", "const%", "TTx s", "steps", "env tokens in/out", "model tokens in/out", "wall s")
-# Under NARROW columns: two-line headers, counts and strict figures paired, token counts in k/M, no TTx, steps, env
+                "forced ok", "const%", "TTx s", "env steps", "env tokens in/out", "model tokens in/out", "wall s")
+# Under NARROW columns: two-line headers, counts and strict figures paired, token counts in k/M, no TTx, env steps, env
 # tokens or wall time (summary.json and the report have them).
 NARROW = 150
 NARROW_COLUMNS = ("task type", "problems\n/eps", "avg@k\n%", "best@k\n%", "std\n%", "strict %\navg/best",
                   "forced\nok", "const\n%", "model tok\nin/out")
 CAPTION = ("forced ok: successes from a submit the limits forced (iterations or env steps ran out); const: the "
            "constant-answer baseline's success on the same problems (n/a: none, as for mitigation)")
+HIDDEN = "; not shown at this width: TTx s, env steps, env tokens, wall s ({need}+ columns, summary.json or the report)"
 
 
 def _count(value: int | None) -> str:
@@ -142,10 +143,28 @@ def _cells(s: dict, const: dict, narrow: bool) -> list[str]:
 def summary_table(summary: Summary, title: str = "aoi eval", width: int | None = None) -> Table:
     """Return the per-task-type table (rows: task types and overall; success figures in percent).
 
-    `width` is the console's: under NARROW columns the table is the compact one, which fits 80 columns.
+    `width` is the console's: where the full table does not fit, the compact one (which fits 80 columns), its
+    caption saying which columns it leaves out and how wide a terminal shows them.
     """
-    narrow = width is not None and width < NARROW
-    table = Table(title=title, caption=CAPTION, box=None if narrow else box.HEAVY_HEAD, pad_edge=not narrow,
+    wide = _table(summary, title, narrow=False)
+    need = natural_width(wide)
+    if width is None or width >= need:
+        return wide
+    return _table(summary, title, narrow=True, caption=CAPTION + HIDDEN.format(need=need))
+
+
+def natural_width(table: Table) -> int:
+    """Return the columns a table takes unfolded and uncut."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, table).maximum
+
+
+def _table(summary: Summary, title: str, narrow: bool, caption: str = CAPTION) -> Table:
+    """Return the wide or the narrow table of a summary."""
+    table = Table(title=title, caption=caption, box=None if narrow else box.HEAVY_HEAD, pad_edge=not narrow,
                   header_style="bold", caption_justify="left")
     for name in NARROW_COLUMNS if narrow else WIDE_COLUMNS:
         table.add_column(name, justify="left" if name == "task type" else "right", no_wrap=True)

@@ -16,7 +16,6 @@ from aoi.problems.targets import describe
 
 problems_app = typer.Typer(help="The AIOpsLab problem catalogue: ids, targets, answers.", no_args_is_help=True)
 WIDE = 200  # width for pipes (grep, less -S): one problem a line, ids never folded
-SHORT_APP = {"hotel-reservation": "hotel", "social-network": "social", "astronomy-shop": "astronomy"}
 
 
 def _console() -> Console:
@@ -48,19 +47,31 @@ def problem_record(p) -> dict:
             "backend": p.backend, "namespace": p.namespace, "valid_targets": list(p.valid_targets)}
 
 
-def _table(problems: list, width: int) -> Table:
-    """Return the listing; under 120 columns only id, app (abbreviated) and target (every id names its task type)."""
-    wide = width >= 120
-    names = ("id", "task type", "app", "family", "target", "backend") if wide else ("id", "app", "target")
-    table = Table(box=None)
-    for name in names:
-        table.add_column(name, overflow="fold", no_wrap=name in ("task type", "app"),
-                         max_width=None if wide or name == "id" else 14)
-    for p in problems:
-        cells = {"id": p.id, "task type": p.task_type, "app": p.app if wide else SHORT_APP.get(p.app, p.app),
-                 "family": p.family, "target": p.target or "-", "backend": p.backend}
-        table.add_row(*(cells[name] for name in names))
-    return table
+COLUMNS = ("id", "task type", "app", "family", "target", "backend")
+DROP = ["backend", "family", "task type", "app", "target"]  # hidden in this order where the ids need the room
+SHRINK = {"family": 12, "target": 12}  # cut with an ellipsis down to this many characters before anything is hidden
+
+
+def _table(problems: list, width: int) -> tuple[Table, str | None]:
+    """Return the listing as wide as `width` and a note naming any column left out: ids are never cut or folded;
+    family and target are cut with an ellipsis first, then columns are hidden (backend, family, task type, app)."""
+    from aoi.clierrors import fit_columns, table_width
+
+    cells = [{"id": p.id, "task type": p.task_type, "app": p.app, "family": p.family, "target": p.target or "-",
+              "backend": p.backend} for p in problems]
+    widths = {name: max([len(name), *(len(row[name]) for row in cells)]) for name in COLUMNS}
+    shown, hidden = fit_columns(widths, width, DROP, SHRINK)
+    table = Table(box=None, pad_edge=False)
+    for name, size in shown.items():
+        table.add_column(name, width=size, no_wrap=True, overflow="ellipsis")
+    for row in cells:
+        table.add_row(*(row[name] for name in shown))
+    note = None
+    if hidden:
+        left_out = ", ".join(c for c in COLUMNS if c in hidden)
+        note = (f"{left_out} not shown at {width} columns: `aoi problems list --json` or a terminal of "
+                f"{table_width(widths)}+ columns shows every column")
+    return table, note
 
 
 @problems_app.command("list")
@@ -69,7 +80,8 @@ def list_command(
     app: str | None = typer.Option(None, "--app", help="hotel-reservation, social-network, astronomy-shop, flower."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per problem."),
 ) -> None:
-    """Print the problems in AIOpsLab's registry order: id, task type, app, family, target, backend."""
+    """Print the problems in AIOpsLab's registry order: id, task type, app, family, target, backend (on a narrow
+    terminal the ids stay whole and a line names the columns left out)."""
     if task_type is not None and task_type not in TASK_TYPES:
         raise typer.BadParameter(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}",
                                  param_hint="--task-type")
@@ -81,8 +93,9 @@ def list_command(
         typer.echo(json.dumps([problem_record(p) for p in problems], indent=1))
         return
     console = _console()
-    console.print(_table(problems, console.width))
-    console.print(f"{len(problems)} problems")
+    table, note = _table(problems, console.width)
+    console.print(table)
+    console.print(f"{len(problems)} problems" + (f"; {note}" if note else ""))
 
 
 @problems_app.command("show")

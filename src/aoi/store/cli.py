@@ -19,9 +19,10 @@ EXCERPT = 240  # characters of an observation shown per step (--full and --json 
 
 
 def _fail(message: str) -> typer.Exit:
-    """Print one red line and return the exit to raise (status 2)."""
-    Console(stderr=True).print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
-    return typer.Exit(2)
+    """Print one red line on stderr and return the exit to raise (status 2)."""
+    from aoi.clierrors import fail
+
+    return fail(message)
 
 
 def open_store(store: Path | None, config_file: Path | None = None):
@@ -71,24 +72,41 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line (every indexed column)."),
     config_file: Path | None = typer.Option(None, "--config", help="A YAML/TOML config (default: ./aoi.yaml)."),
 ) -> None:
-    """List the most recent episodes, newest first: id, start, problem, model, success/strict, steps."""
+    """List the most recent episodes, newest first: id, start, problem, model, success/strict, model calls."""
     rows = open_store(store, config_file).recent(limit)
     if as_json:
         typer.echo("".join(json.dumps(row) + "\n" for row in rows), nl=False)
         return
-    table = Table(box=None)
-    table.add_column("id", no_wrap=True)
-    table.add_column("started", no_wrap=True)
-    table.add_column("problem", overflow="fold", ratio=3)
-    table.add_column("model", overflow="fold", ratio=2)
-    table.add_column("ok/strict", no_wrap=True)
-    table.add_column("steps", justify="right", no_wrap=True)
-    for row in rows:  # ids cut to SHORT (git-style): `show` takes any unambiguous prefix, --json has them whole
-        table.add_row(row["id"][:SHORT], _when(row["started_at"])[5:], row["problem_id"], row["model"] or "-",
-                      f"{_verdict(row['success'])}/{_verdict(row['strict_success'])}", str(row["steps_count"]))
     console = Console()
+    table, note = _listing(rows, console.width)
     console.print(table)
-    console.print(f"{len(rows)} trajectories (started: UTC); `aoi trajectories show ID` prints one")
+    console.print(f"{len(rows)} trajectories (started: UTC); `aoi trajectories show ID` prints one"
+                  + (f"; {note}" if note else ""))
+
+
+LIST_COLUMNS = ("id", "started", "problem", "model", "ok/strict", "model calls")
+
+
+def _listing(rows: list[dict], width: int) -> tuple[Table, str | None]:
+    """Return the listing as wide as `width` and a note naming any column left out: ids (trajectory and problem)
+    are never cut; the model is cut with an ellipsis first, then model, started and model calls are hidden."""
+    from aoi.clierrors import fit_columns, table_width
+
+    cells = [{"id": row["id"][:SHORT], "started": _when(row["started_at"])[5:], "problem": row["problem_id"],
+              "model": row["model"] or "-", "model calls": str(row["steps_count"]),
+              "ok/strict": f"{_verdict(row['success'])}/{_verdict(row['strict_success'])}"} for row in rows]
+    widths = {name: max([len(name), *(len(row[name]) for row in cells)]) for name in LIST_COLUMNS}
+    shown, hidden = fit_columns(widths, width, ["model", "started", "model calls"], {"model": 12})
+    table = Table(box=None, pad_edge=False)
+    for name, size in shown.items():  # ids cut to SHORT (git-style): `show` takes any unambiguous prefix
+        table.add_column(name, width=size, no_wrap=True, overflow="ellipsis",
+                         justify="right" if name == "model calls" else "left")
+    for row in cells:
+        table.add_row(*(escape(row[name]) for name in shown))
+    if not hidden:
+        return table, None
+    return table, (f"{', '.join(c for c in LIST_COLUMNS if c in hidden)} not shown at {width} columns: --json or a "
+                   f"terminal of {table_width(widths)}+ columns shows them")
 
 
 def _models(traj) -> str:
@@ -133,7 +151,7 @@ def print_trajectory(console: Console, traj, full: bool = False) -> None:
     console.print(header)
     for n, step in enumerate(traj.steps, 1):
         status = "" if step.status == "ok" else f" [{step.status}]"
-        console.print(f"\n[bold]#{n} {step.role}[/]{escape(status)}  t={step.t:.1f}s  tokens "
+        console.print(f"\n[bold]#{n} {step.role}[/]{escape(status)}  t={step.t:.1f}s  model tokens "
                       f"{step.input_tokens} in / {step.output_tokens} out")
         what = step.action.strip() or _excerpt(step.text)
         console.print(escape(what.replace("```", "").strip()) or "-", style="cyan")
@@ -198,6 +216,6 @@ def export_command(
 
     opened = open_store(store, config_file)
     trajs = [resolve(opened, given) for given in trajectory_ids]
-    with path_errors(Console(stderr=True).print, "pass --out FILE in a writable place"):
+    with path_errors(None, "pass --out FILE in a writable place"):
         count = to_jsonl(trajs, out)
     typer.echo(f"wrote {count} trajectories to {out}")
