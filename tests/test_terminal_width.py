@@ -101,3 +101,10 @@ def test_run_cuts_long_commands_with_an_ellipsis_and_labels_its_verdict(tmp_path
             "trajectory"} <= set(cells), cells
     assert "in_tokens" not in cells and "steps" not in cells and cells["model calls"].isdigit()
     assert cells["env steps"] == "2" and float(cells["TTD (s)"]) >= 0
+
+
+def test_problems_show_prints_the_longest_id_whole_at_80_columns():
+    longest = max((p.id for p in list_problems()), key=len)
+    done = CliRunner().invoke(problems_app, ["show", longest], env={"COLUMNS": "80"})
+    assert done.exit_code == 0 and done.stdout.splitlines()[0] == longest
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80

@@ -103,12 +103,12 @@ def show_command(
     problem_id: str = typer.Argument(..., help="A problem id, e.g. revoke_auth_mongodb-mitigation-1."),
     target: str | None = typer.Option(None, "--target", help="Aim the fault at another valid target."),
 ) -> None:
-    """Print everything about one problem: answers, fault, workload, oracle, valid targets."""
+    """Print everything about one problem: its id on a line of its own, answers, fault, workload, oracle, targets."""
     try:
         p = make(problem_id, target)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="PROBLEM_ID / --target") from None
-    rows = [("id", p.id), ("task type", p.task_type), ("app", p.app), ("namespace", p.namespace),
+    rows = [("task type", p.task_type), ("app", p.app), ("namespace", p.namespace),
             ("family", p.family), ("backend", p.backend), ("target", p.target or "-"),
             ("answer", _answers(p)), ("all answers", _all_answers(p)),
             ("fault", f"{p.fault.mechanism} {json.dumps(dict(p.fault.params))}"),
@@ -124,7 +124,9 @@ def show_command(
     table.add_column(overflow="fold")  # long paths and lists fold, never cut
     for key, value in rows:
         table.add_row(key, value)
-    _console().print(table)
+    console = _console()
+    console.print(f"[bold]{p.id}[/]", soft_wrap=True)  # the id on a line of its own: never folded
+    console.print(table)
 
 
 def _answers(p) -> str:
