@@ -82,7 +82,7 @@ def actions(work: Path, saved: dict, size, backend: str) -> dict:
         "teacher": lambda: phases.teacher(work, keys, size),
         "export": lambda: phases.export(work),
         "sft": lambda: phases.sft(work, size, seed),
-        "grpo": lambda: phases.grpo(work, size, seed, backend),
+        "grpo": lambda: phases.grpo(work, size, seed),
     }
     for name, (run, share, sets) in variants(size).items():
         steps[name] = lambda run=run, share=share, sets=sets, name=name: _evaluate(work, name, run, share, sets,

@@ -85,7 +85,7 @@ def sft(work: Path, size: Size, seed: int) -> dict:
     return {"resumed": resume, "steps": manifest["metrics"]["steps"]}
 
 
-def grpo(work: Path, size: Size, seed: int, engine: str) -> dict:
+def grpo(work: Path, size: Size, seed: int) -> dict:
     """GRPO from the SFT adapter, checkpoints at the curve's shares; resumes from the newest checkpoint."""
     from aoi.train.grpo import GrpoOptions, train_grpo
 

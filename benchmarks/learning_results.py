@@ -126,5 +126,5 @@ def chart(learning: dict, path: Path) -> Path:
     success = Lines(title="Held-out-target success", x_label=x_label, x_min=0.0, series={
         "SFT": [(float(x), y) for x, y in learning["sft_success"] if y is not None],
         "SFT+GRPO": [(float(x), y) for x, y in learning["grpo_success"] if y is not None]})
-    reward = Lines(title="GRPO reward", x_label=x_label, series={"reward": learning["grpo_reward"]})
+    reward = Lines(title="GRPO reward", x_label=x_label, x_min=0.0, series={"reward": learning["grpo_reward"]})
     return png([success, reward], path)
