@@ -188,3 +188,18 @@ def test_odd_states_the_api_accepts_keep_the_controllers_going(hotel):
     assert json.loads(hotel.ok(f"get pod lost -n {NS} -o json"))["status"]["phase"] == "Pending"
     geo = json.loads(hotel.ok(f"get deploy geo -n {NS} -o json"))  # its template's RS name was taken: a new hash
     assert geo["status"]["collisionCount"] == 1 and geo["status"]["availableReplicas"] == 1
+
+
+@pytest.mark.parametrize(("path", "status"), [
+    (f"/apis/apps/v1/namespaces/{NS}/deployments/geo/status",
+     {"conditions": [{"type": "Available", "status": "True"}]}),
+    (f"/api/v1/namespaces/{NS}/pods/POD/status", {"conditions": [{"type": "Ready", "status": "True"}]}),
+])
+def test_conditions_missing_their_optional_fields_keep_the_controllers_going(hotel, path, status):
+    pod = hotel.ok(f"get pods -n {NS} -l io.kompose.service=geo -o name").split()[0].split("/")[1]
+    body = json.dumps({"status": status}).encode()
+    answer = request(hotel, "PATCH", path.replace("POD", pod), body, "application/merge-patch+json")
+    assert answer[0] == 200, answer
+    hotel.ok(f"delete pod {pod} -n {NS} --wait=false")  # work for the deployment, the kubelet and the rest
+    hotel.twin.advance(60)
+    assert not hotel.twin.faults.active, hotel.twin.faults.report()

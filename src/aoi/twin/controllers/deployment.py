@@ -261,7 +261,7 @@ class DeploymentController(Controller):
             conds.append({"type": type_, "status": status, "lastUpdateTime": now, "lastTransitionTime": now,
                           "reason": reason, "message": message})
             conds.sort(key=lambda c: c.get("type") != "Available")
-        elif (cur["status"], cur["reason"], cur["message"]) != (status, reason, message):
-            if cur["status"] != status:
+        elif (cur.get("status"), cur.get("reason"), cur.get("message")) != (status, reason, message):
+            if cur.get("status") != status:
                 cur["lastTransitionTime"] = now
             cur.update({"status": status, "reason": reason, "message": message, "lastUpdateTime": now})

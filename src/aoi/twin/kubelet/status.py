@@ -73,7 +73,8 @@ def _condition(old: list, type_: str, ok: bool, now: float, reason: str = "", me
     """Build a condition, keeping lastTransitionTime when the status did not flip."""
     status = "True" if ok else "False"
     prev = next((c for c in old if c.get("type") == type_), None)
-    since = prev["lastTransitionTime"] if prev and prev.get("status") == status else rfc3339(now)
+    since = prev.get("lastTransitionTime") if prev and prev.get("status") == status else None
+    since = since or rfc3339(now)  # a status written through the API may have lost it
     cond = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": since}
     if not ok and reason:
         cond.update(reason=reason, message=message)
