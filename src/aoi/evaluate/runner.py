@@ -34,7 +34,7 @@ from aoi.evaluate.results import ResultsLog, check_versions, episode_key
 from aoi.evaluate.runconfig import pin_config, prepare_config
 from aoi.evaluate.summary import Summary, build_summary, read_sessions, write_summary
 from aoi.interrupts import interruptible
-from aoi.models.vllm_model import shared_server
+from aoi.models.registry import shared_server
 from aoi.problems import make as make_problem
 from aoi.store.sqlite import TrajectoryStore
 

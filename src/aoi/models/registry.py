@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from aoi.models.base import Model, ModelError
 from aoi.models.retry import with_retries
 
+DTYPES = {"fp32": "float32", "bf16": "bfloat16"}  # +dtype= -> the name vLLM and torch use
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 FORMS = ("openai:<model>", "openrouter:<model>", "vllm:<model>@<url>", "ollama:<model>",
          "local:<tiny|smollm2|dir>[+adapter=<dir>][+device=<cpu|cuda|auto>][+engine=vllm|+server=<url>]",
@@ -95,8 +97,22 @@ def _on_vllm(base: str, parsed: dict, options: dict, rest: str) -> Model:
     if {"device", "threads"} & set(parsed):
         raise ValueError(f"local:{rest}: +device and +threads set the transformers engine; vLLM's server chooses "
                          "its own device and threads (drop them, or drop +engine=vllm and +server=)")
-    dtype = {"fp32": "float32", "bf16": "bfloat16"}[parsed.pop("dtype", "bf16")]
+    dtype = DTYPES[parsed.pop("dtype", "bf16")]
     return VllmModel(base, **(_without(options, {"base_url", "api_key", "max_tokens"}) | parsed), dtype=dtype)
+
+
+@contextlib.contextmanager
+def shared_server(spec: str) -> Iterator[str]:
+    """Yield the spec a run's workers use: a `local:...+engine=vllm` spec without a server gets `+server=URL` of a
+    server started here (and stopped on leaving), so the workers batch on one; other specs pass unchanged."""
+    parts = vllm_parts(spec)
+    if parts is None or parts.get("server"):
+        yield spec
+        return
+    from aoi.models.vllm_server import ManagedServer
+
+    with ManagedServer(base=parts["base"], dtype=DTYPES[parts.get("dtype", "bf16")]) as server:
+        yield f"{spec}+server={server.url}"
 
 
 def vllm_parts(spec: str) -> dict | None:

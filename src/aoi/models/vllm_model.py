@@ -15,11 +15,9 @@ under it): a reply closes before the cap, and format validity agrees with LocalM
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,17 +133,3 @@ def until_json_closes(tokenizer: Any, ids: list[int]) -> list[int]:
             return ids[:n]
         seen = text
     return ids
-
-
-@contextlib.contextmanager
-def shared_server(spec: str) -> Iterator[str]:
-    """Yield the spec a run's workers use: a `local:...+engine=vllm` spec without a server gets `+server=URL` of a
-    server started here (and stopped on leaving), so the workers batch on one; other specs pass unchanged."""
-    from aoi.models.registry import vllm_parts
-
-    parts = vllm_parts(spec)
-    if parts is None or parts.get("server"):
-        yield spec
-        return
-    with ManagedServer(base=parts["base"], dtype=parts.get("dtype", "bfloat16")) as server:
-        yield f"{spec}+server={server.url}"
