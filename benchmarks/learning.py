@@ -14,8 +14,9 @@ phase it was in (evaluations keep their finished episodes; SFT and GRPO continue
                test); @P: the checkpoint at P% of the steps, on held-out targets (the learning curve)
   report       the table, the curve (WORK/learning_curve.png; WORK/grpo/heldout.jsonl for `aoi report WORK/grpo`)
                and the results JSON (always rewritten)
-`--phase NAME` runs one phase alone (its inputs must be done). The Observer runs on vLLM (`local:...+engine=vllm`)
-when aoi.models.vllm_server finds a vLLM python, on transformers otherwise; the run prints which.
+`--phase NAME` runs one phase alone (its inputs must be done). The Observer runs on vLLM (`local:...+engine=vllm`),
+and GRPO draws its groups there (`--sampler-url vllm`, the trainer on torch), when aoi.models.vllm_server finds a vLLM
+python and the base is not tiny; on transformers otherwise; the run prints which.
 
 Sizes (learning_plan.SIZES): --tiny (tiny random model, one teacher episode, 8 held-out-target and 2 held-out-family
 episodes: CI checks every phase); --quick (SmolLM2, 6 teacher episodes, 16 + 4 held-out episodes per variant);
@@ -82,7 +83,7 @@ def actions(work: Path, saved: dict, size, backend: str) -> dict:
         "teacher": lambda: phases.teacher(work, keys, size),
         "export": lambda: phases.export(work),
         "sft": lambda: phases.sft(work, size, seed),
-        "grpo": lambda: phases.grpo(work, size, seed),
+        "grpo": lambda: phases.grpo(work, size, seed, backend),
     }
     for name, (run, share, sets) in variants(size).items():
         steps[name] = lambda run=run, share=share, sets=sets, name=name: _evaluate(work, name, run, share, sets,

@@ -85,8 +85,11 @@ def sft(work: Path, size: Size, seed: int) -> dict:
     return {"resumed": resume, "steps": manifest["metrics"]["steps"]}
 
 
-def grpo(work: Path, size: Size, seed: int) -> dict:
-    """GRPO from the SFT adapter, checkpoints at the curve's shares; resumes from the newest checkpoint."""
+def grpo(work: Path, size: Size, seed: int, engine: str) -> dict:
+    """GRPO from the SFT adapter, checkpoints at the curve's shares; resumes from the newest checkpoint.
+
+    With the vLLM engine the groups are drawn on a managed vLLM server (`--sampler-url vllm`: each new adapter is
+    loaded there before the next group); the trainer stays on torch."""
     from aoi.train.grpo import GrpoOptions, train_grpo
 
     out, config = work / "grpo", work / "grpo.json"
@@ -98,8 +101,9 @@ def grpo(work: Path, size: Size, seed: int) -> dict:
                 "rollout": {"episode_steps": size.episode_steps}}
     config.write_text(json.dumps(settings, indent=1) + "\n")
     manifest = train_grpo(GrpoOptions(data=work / "data", out=out, init=work / "sft", max_steps=size.grpo_steps,
-                                      seed=seed, config=config, resume=resume))
-    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "sampling": "transformers"}
+                                      seed=seed, config=config, resume=resume,
+                                      sampler_url="vllm" if engine == "vllm" else None))
+    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "sampling": engine}
 
 
 def checkpoint_at(run: Path, share: float) -> tuple[Path, int]:

@@ -8,8 +8,6 @@ held-out families from the by_family test side. Every variant is evaluated on th
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import random
 from dataclasses import asdict, dataclass
 
@@ -99,17 +97,12 @@ def pairs(keys: list[str]) -> list[tuple[str, str | None]]:
 
 
 def engine(base: str) -> tuple[str, str]:
-    """Return ("vllm" or "transformers", why): vLLM when aoi.models.vllm_server exists and finds a vLLM python."""
-    if importlib.util.find_spec("aoi.models.vllm_server") is None:
-        return "transformers", "aoi.models.vllm_server is not in this tree"
+    """Return ("vllm" or "transformers", why): vLLM when a vLLM python is found and the base is not tiny."""
+    from aoi.models.vllm_launch import VllmError, find_python
+
     if base == "tiny":
         return "transformers", "vLLM's CPU backend cannot serve tiny (heads of 16 dimensions)"
-    finder = next((getattr(importlib.import_module(module), "find_python", None)
-                   for module in ("aoi.models.vllm_server", "aoi.models.vllm_launch")
-                   if importlib.util.find_spec(module) and hasattr(importlib.import_module(module), "find_python")),
-                  None)
     try:
-        found = finder() if finder else None
-    except Exception as exc:  # noqa: BLE001 - any failure to find vLLM means: use transformers
-        return "transformers", f"no vLLM python ({exc})"
-    return ("vllm", f"vLLM python {found}") if found else ("transformers", "no vLLM python found")
+        return "vllm", f"vLLM python {find_python()}"
+    except VllmError as err:
+        return "transformers", str(err)
