@@ -52,8 +52,10 @@ def teacher(work: Path, keys: dict, size: Size) -> dict:
     from aoi.config import load_config
     from aoi.data.generate import generate
 
-    # the same step budget as GRPO's rollouts: their replay of a recorded prefix must see the same prompts
-    config = load_config(overrides={"model": "expert", "env.max_steps": size.episode_steps}, environ={})
+    # the same step budget as GRPO's rollouts (their replay of a recorded prefix must see the same prompts), and the
+    # compact decision format every local Observer is prompted in (the expert writes it when prompted so)
+    config = load_config(overrides={"model": "expert", "env.max_steps": size.episode_steps,
+                                    "agent.decision_format": "compact"}, environ={})
     generate(pairs(keys["teacher"] + keys["loss"]), work / "teacher", config, workers=size.workers)
     return {"episodes": len(keys["teacher"]) + len(keys["loss"])}
 
