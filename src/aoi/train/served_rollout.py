@@ -35,9 +35,9 @@ class ServedRollout:
 
     def __call__(self, prompts: list, trainer: Any) -> dict:
         """Draw one decision per prompt (prompts arrive repeated G times) with the trainer's current adapter."""
-        started = time.perf_counter()
         if self.policy is None:
             self._start(trainer)
+        started = time.perf_counter()
         if trainer.state.global_step != self.version:
             self._sync(trainer)
         synced = time.perf_counter()
