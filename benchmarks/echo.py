@@ -10,8 +10,11 @@ against the runs made here (1 sampler each, and `--max-samplers`).
     nice -n 10 .venv/bin/python benchmarks/echo.py --base smollm2 --steps 3
     nice -n 10 .venv/bin/python benchmarks/echo.py --base tiny --steps 4 --serve   # samplers on a loopback server
 
-`--sampler-url URL` draws on an OpenAI-compatible server (vLLM) holding the base; `--serve` starts aoi.echo.serve's
-loopback server on the base in this process and uses it.
+`--sampler-url URL` draws on an OpenAI-compatible server (vLLM) holding the base, `--sampler-url vllm` starts one
+managed vLLM server on the base (fp32, as the trainer) for every mode; `--serve` starts aoi.echo.serve's loopback
+server on the base in this process and uses it.
+
+    nice -n 5 .venv/bin/python benchmarks/echo.py --base smollm2 --steps 2 --sampler-url vllm
 
 Figures of a run go to OUT/<label>/metrics.jsonl as well (Ray and the models load once per run, before the clock
 starts: the rates are over the training loop only).
@@ -104,7 +107,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="dataset folder (default: the expert, made here)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sampler-url", default=None, help="samplers draw on this OpenAI-compatible server")
+    parser.add_argument("--sampler-url", default=None, help="samplers draw on this OpenAI-compatible server "
+                        "(vllm: start one vLLM server on --base for every mode)")
     parser.add_argument("--serve", action="store_true", help="start the loopback server (aoi.echo.serve) on --base "
                         "here and draw on it")
     parser.add_argument("--modes", type=lambda text: text.split(","), help="comma list of colocated, sequential, "
@@ -124,12 +128,17 @@ def main() -> None:
 
         server = Running(PolicyServer(args.base))
         args.sampler_url = server.url
+    elif args.sampler_url == "vllm":  # one managed vLLM server for every mode (fp32, as the trainer on CPU)
+        from aoi.models.vllm_server import ManagedServer
+
+        server = ManagedServer(base=args.base, dtype="float32", memory=0.2).start()
+        args.sampler_url = server.url
     try:
         runs = {label: run(args, data, work, label.replace(" ", "-").replace("=", ""), plan[label][0],
                            samplers=plan[label][1], staleness=plan[label][2]) for label in chosen}
     finally:
         if server is not None:
-            server.close()
+            (server.close if args.serve else server.stop)()
     report(args, runs)
 
 
