@@ -25,11 +25,12 @@ def test_run_names_each_role_model_and_prints_the_id_it_saved(tmp_path):
     decision = {"phase": "submit", "next": "submit", "instruction": "", "context": "", "answer": "No"}
     script = tmp_path / "s.json"
     script.write_text(json.dumps([{"role": "observer", "text": json.dumps(decision)}]))
-    (tmp_path / "aoi.yaml").write_text(f"model: expert\nmodels:\n  observer: replay:{script}\n")
+    # relative to the working directory: a long temp path would fold mid-word at 80 columns
+    (tmp_path / "aoi.yaml").write_text(f"model: expert\nmodels:\n  observer: replay:{script.name}\n")
     done = aoi("run", PROBLEM, cwd=tmp_path, env={"COLUMNS": "80"})
     assert done.returncode == 0, done.stdout
     flat = " ".join(done.stdout.split())
-    assert f"with observer replay:{script}; probe, executor, compressor expert" in flat, done.stdout
+    assert f"with observer replay:{script.name}; probe, executor, compressor expert" in flat, done.stdout
     assert widest(done.stdout) <= 80, done.stdout
     printed = re.search(r"trajectory\s*│\s*([0-9a-f]{32})", done.stdout).group(1)
     shown = aoi("trajectories", "show", printed, cwd=tmp_path, env={"COLUMNS": "80"})

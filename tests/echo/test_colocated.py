@@ -40,7 +40,10 @@ def test_the_saved_adapter_moved_and_loads(colocated):
     options, manifest = colocated
     weights = load_file(options.grpo.out / "adapter_model.safetensors")
     moved = [name for name, tensor in weights.items() if "lora_B" in name and tensor.abs().max() > 0]
-    assert moved  # a fresh LoRA's B matrices are exactly 0
+    # A fresh LoRA's B matrices are exactly 0, and GRPO moves them only where a group's rewards differed (the
+    # Finisher scores each decision's own outcome: a random model's decisions often all score alike).
+    spread = any(line["reward_std"] > 0 for line in read_jsonl(options.grpo.out / "metrics.jsonl"))
+    assert bool(moved) == spread
     assert LocalModel("tiny", adapter=options.grpo.out).adapter_version == manifest["version"]
 
 

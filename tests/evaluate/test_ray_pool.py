@@ -97,17 +97,20 @@ def test_ctrl_c_on_the_cluster_leaves_a_run_that_resumes_to_the_local_rows(ray_c
 
 
 def test_an_episode_that_cannot_run_is_noted_as_the_local_pool_notes_it(ray_cluster, tmp_path):
-    spec = f"replay:{tmp_path / 'missing.json'}"
+    broken = tmp_path / "broken"  # passes the start check (config.json is there), fails when a worker loads it
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    spec = f"local:{broken}"
     run_eval([(PROBLEMS[0], None)], 1, 1, load_config(overrides={"model": spec}, environ={}), tmp_path / "local",
              executor="thread")
     # Ray's default: without --ray-address a Ray instance of its own, even beside the cluster running here.
     done = subprocess.run([sys.executable, "-m", "aoi.evaluate", "eval", "--problems", PROBLEMS[0], "--model", spec,
                            "--engine", "ray", "--out", str(tmp_path / "ray")], capture_output=True, text=True,
                           timeout=300, check=False)
-    assert done.returncode == 0 and "could not run" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1 and "could not run" in done.stdout, done.stdout + done.stderr
     notes = [json.loads((tmp_path / run / "summary.json").read_text())["sessions"][-1]["not_run"]
              for run in ("local", "ray")]
-    assert notes[0] == notes[1] and notes[1][0]["error"].startswith("ModelError: replay script")
+    assert notes[0] == notes[1] and notes[1][0]["error"].startswith("ValueError: ")
     assert not ResultsLog(tmp_path / "ray" / "results.jsonl").read()[0]
 
 

@@ -112,7 +112,7 @@ def components(app: str) -> tuple[str, ...]:
 
     Example:
         >>> components("hotel-reservation")[:3], components("nowhere")
-        (('consul', 'frontend', 'geo'), ())
+        (('frontend', 'search', 'geo'), ())
     """
     from aoi.apps.catalog import load_app
 
