@@ -16,36 +16,10 @@ import re
 import time
 from collections import Counter
 
-from kubernetes import config
-
-from aoi.apps.catalog import APP_NAMES, load_app
-from aoi.kube import Kube
-from aoi.problems import strict
+from aoi.problems.app_health import AppHealth
 from aoi.twin import build_twin
 from aoi.twin.soak import Soak
 from aoi.twin.soak_ops import RandomDraw
-
-NAMESPACES = [load_app(name).namespace for name in APP_NAMES]
-
-
-class AppHealth:
-    """The three apps' strict health checks as the current clone's admin (as tests/twin/test_soak.py makes them)."""
-
-    def __init__(self):
-        self.kube, self.sequence = None, 0
-
-    def __call__(self, soak: Soak) -> list[str]:
-        if self.kube is None or self.sequence != soak.sequence:
-            if self.kube is not None:
-                self.kube.close()
-            self.kube, self.sequence = Kube(config.new_client_from_config_dict(soak.kubeconfig())), soak.sequence
-        found = []
-        for namespace in NAMESPACES:
-            try:
-                strict.health(self.kube, namespace)
-            except Exception as exc:  # noqa: BLE001 - any exception is the finding
-                found.append(f"the health check of {namespace} raised {type(exc).__name__}: {exc}")
-        return found
 
 
 def signature(failure: str) -> str:

@@ -13,16 +13,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from kubernetes import config
 
-from aoi.apps.catalog import APP_NAMES, load_app
-from aoi.kube import Kube
-from aoi.problems import strict
+from aoi.problems.app_health import AppHealth
 from aoi.twin import build_twin
 from aoi.twin.soak import Soak
 
 EXAMPLES, STEPS = 16, 40
-NAMESPACES = [load_app(name).namespace for name in APP_NAMES]
 
 
 class HypothesisDraw:
@@ -36,27 +32,6 @@ class HypothesisDraw:
 
     def integer(self, low: int, high: int) -> int:
         return self.data.draw(st.integers(low, high))
-
-
-class AppHealth:
-    """The three apps' strict health checks, through the Python client as the current clone's admin (the same
-    check benchmarks/twin_soak.py makes)."""
-
-    def __init__(self):
-        self.kube, self.sequence = None, 0
-
-    def __call__(self, soak: Soak) -> list[str]:
-        if self.kube is None or self.sequence != soak.sequence:
-            if self.kube is not None:
-                self.kube.close()
-            self.kube, self.sequence = Kube(config.new_client_from_config_dict(soak.kubeconfig())), soak.sequence
-        found = []
-        for namespace in NAMESPACES:
-            try:
-                strict.health(self.kube, namespace)
-            except Exception as exc:  # noqa: BLE001 - any exception is the finding
-                found.append(f"the health check of {namespace} raised {type(exc).__name__}: {exc}")
-        return found
 
 
 @pytest.fixture(scope="module")
