@@ -4,7 +4,7 @@ folder vLLM's CPU backend serves (aoi.models.testing.save_tiny_for_vllm), in flo
 Tolerance: the server's prompt_logprobs and the trainer's own log-probs (aoi.echo.policy.completion_logprobs at
 temperature 1) of the same tokens differed by at most 9.5e-7 here (fp32 on both sides, base and adapter), so 1e-4
 leaves room for other kernels and thread counts while any real mismatch (a temperature applied, an off-by-one
-row, the masked log-probs: 0.1 to 11 nats) fails. A bf16 server differs by up to ~0.1 on SmolLM2: not tested here.
+row, the masked log-probs: up to 11 nats) fails. A bf16 server against the fp32 trainer was not measured.
 While each run trains, a thread lists /v1/models every 50 ms: every adapter version the run drew with must show
 up there, and the previous one must go. Skips only where no python with vLLM is found (`make vllm`)."""
 
