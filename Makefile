@@ -42,8 +42,8 @@ setup: $(BIN)/aoi
 demo: setup
 	$(BIN)/aoi run k8s_target_port-misconfig-mitigation-1 --model expert
 
-test: setup
-	$(BIN)/python -m pytest -q -n 2  # two workers (pytest-xdist): the suite on two cores
+test: setup  # the suite on two workers (pytest-xdist)
+	$(BIN)/python -m pytest -q -n 2
 
 lint: setup  # ruff rules and the import layers: [tool.ruff] and [tool.importlinter] in pyproject.toml
 	$(BIN)/ruff check
