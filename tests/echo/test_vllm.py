@@ -22,14 +22,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aoi.models.vllm_launch import VllmError, find_python
+from aoi.models.testing import vllm_python
 
 from .conftest import SMALL
 
-try:
-    PYTHON, WHY = find_python(), ""
-except VllmError as err:
-    PYTHON, WHY = None, str(err)
+PYTHON, WHY = vllm_python()
 pytestmark = pytest.mark.skipif(PYTHON is None, reason=f"no vLLM python found ({WHY})")
 AOI = str(Path(sys.executable).with_name("aoi"))
 TOLERANCE = 1e-4  # nats per token between the fp32 server and the fp32 trainer (measured: at most 9.5e-7)

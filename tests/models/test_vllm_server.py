@@ -19,14 +19,12 @@ import pytest
 
 from aoi.models.base import ModelError
 from aoi.models.compact import choices_line
+from aoi.models.testing import vllm_python
 from aoi.models.vllm_launch import VllmError, find_python, start_error
 
 from ..train.conftest import DETECTION, MITIGATION, export
 
-try:
-    PYTHON, WHY = find_python(), ""
-except VllmError as err:
-    PYTHON, WHY = None, str(err)
+PYTHON, WHY = vllm_python()
 needs_vllm = pytest.mark.skipif(PYTHON is None, reason=f"no vLLM python found ({WHY})")
 AOI = str(Path(sys.executable).with_name("aoi"))
 ASK = [{"role": "system", "content": "You are the Observer."},

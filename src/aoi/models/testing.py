@@ -39,6 +39,16 @@ def save_tiny_model(folder, chat_template: str | None = TEMPLATE):
     return folder
 
 
+def vllm_python() -> tuple[str | None, str]:
+    """Return (the python that runs vLLM, "") or (None, why none was found): for tests that skip without vLLM."""
+    from aoi.models.vllm_launch import VllmError, find_python
+
+    try:
+        return find_python(), ""
+    except VllmError as err:
+        return None, str(err)
+
+
 def save_tiny_for_vllm(folder):
     """Save the `tiny` base's weights and tokenizer as a model folder vLLM's CPU backend can serve; return it.
 
