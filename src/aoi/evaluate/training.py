@@ -18,6 +18,7 @@ from pathlib import Path
 from aoi.evaluate.linecharts import Lines, png, text
 from aoi.evaluate.render import Section, Table, html, markdown
 from aoi.evaluate.report import report_paths, run_arg
+from aoi.store.steps import read_steps
 
 METRICS, MANIFEST, HELD_OUT = "metrics.jsonl", "manifest.json", "heldout.jsonl"
 MAX_ROWS = 20  # steps shown in the reward-by-step table (evenly spread, first and last included)
@@ -52,26 +53,6 @@ def is_training_run(path: str | Path) -> bool:
     """
     path = Path(path)
     return (path / METRICS).is_file() and not (path / "results.jsonl").is_file()
-
-
-def read_steps(path: Path) -> list[dict]:
-    """Return the reward lines of a metrics.jsonl by step (garbled lines skipped; the last line of a step wins).
-
-    Example:
-        >>> import tempfile; p = Path(tempfile.mkdtemp()) / "metrics.jsonl"
-        >>> _ = p.write_text('{"step": 1, "reward": 0.5}\\n{"step": 1, "reward": 0.7}\\n{"train_loss": 0}\\n{"ste')
-        >>> read_steps(p)
-        [{'step': 1, 'reward': 0.7}]
-    """
-    steps = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a torn last line of a killed run
-        if isinstance(record, dict) and isinstance(record.get("reward"), int | float) and "step" in record:
-            steps[int(record["step"])] = record
-    return [steps[step] for step in sorted(steps)]
 
 
 def load_training(path: str | Path, label: str | None = None) -> TrainingRun:

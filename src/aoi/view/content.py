@@ -6,6 +6,7 @@ import json
 import re
 
 from aoi.store.sqlite import TrajectoryStore, episode_success
+from aoi.store.steps import read_steps
 from aoi.view.runs import (
     AUDIT,
     CONFIG,
@@ -114,11 +115,11 @@ def verdicts(traj, row: dict) -> dict:
 
 def training(run: Run) -> dict:
     """Return a training run's manifest and its reward lines by step (the last line of a step wins)."""
-    steps: dict[int, dict] = {}
-    for record in read_jsonl(run, METRICS):
-        if isinstance(record.get("reward"), int | float) and isinstance(record.get("step"), int | float):
-            steps[int(record["step"])] = record
-    return {"manifest": read_json(run, MANIFEST), "steps": [steps[s] for s in sorted(steps)]}
+    try:
+        steps = read_steps(inside(run, METRICS))
+    except OSError:
+        steps = []  # no metrics yet
+    return {"manifest": read_json(run, MANIFEST), "steps": steps}
 
 
 def problem_href(problem: str) -> str:
