@@ -139,7 +139,7 @@ def evaluate(work: Path, variant: str, observer: str, keys: dict, size: Size, se
     runs = {}
     for name in sets:
         out = folder / SETS[name]
-        _aoi_eval(work, f"{variant}-{SETS[name]}", [*key_args(keys[name], work, name), "--out", str(out),
+        _aoi_eval(work, f"{variant}-{SETS[name]}", ["--keys", ",".join(keys[name]), "--out", str(out),
                   "--config", str(config), "-k", str(size.seeds), "--seed", str(seed), "--workers", str(size.workers)])
         _check_complete(out, len(keys[name]) * size.seeds)
         runs[name] = str(out)
@@ -153,18 +153,6 @@ def _check_complete(run: Path, expected: int) -> None:
     if got < expected:
         raise SystemExit(f"{run} holds {got} of its {expected} episodes (see WORK/logs); rerun the benchmark to "
                          "retry the missing ones")
-
-
-def key_args(keys: list[str], work: Path, name: str) -> list[str]:
-    """Return `aoi eval`'s arguments that run exactly these keys: --keys when it has it, else a one-part split."""
-    helped = subprocess.run([sys.executable, "-m", "aoi", "eval", "--help"], capture_output=True, text=True,
-                            env={**os.environ, "COLUMNS": "200"}).stdout
-    if "--keys" in helped:
-        return ["--keys", ",".join(keys)]
-    folder = work / "keys" / SETS[name]
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "splits.json").write_text(json.dumps({"by_target": {"train": [], "test": keys}}) + "\n")
-    return ["--split", "by_target:test", "--data", str(folder)]
 
 
 def _aoi_eval(work: Path, label: str, args: list[str]) -> None:
