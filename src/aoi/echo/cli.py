@@ -1,91 +1,58 @@
-"""`aoi train`: Learning I's training commands, with `--engine trl|echo` (and Echo's options) on `aoi train grpo`.
+"""`aoi train`: `sft` (aoi.train.cli's) and `grpo`, declared here once with train's options and Echo's.
 
-`aoi train grpo` has one definition, aoi.train.cli's; this module wraps it (aoi.echo sits above aoi.train, so the
-engine choice lives here): `--engine trl` (the default) runs it unchanged, `--engine echo` runs the same options on
-Echo's samplers and trainer (aoi.echo.engine) in the chosen `--mode`.
+aoi.echo sits above aoi.train, so the one `grpo` command lives here: `--engine trl` (the default) runs train's GRPO
+(TRL's GRPOTrainer), `--engine echo` runs the same options on Echo's samplers and trainer (aoi.echo.engine) in the
+chosen `--mode`. The group's help line is aoi.cli's, where `aoi --help` lists it.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import json
-from dataclasses import fields
+from pathlib import Path
 
 import typer
 
-from aoi.train import cli as train_cli
+from aoi.train import cli as train
 
 ENGINES = ("trl", "echo")
-ECHO_OPTIONS = [  # (name, type, option): appended to train's grpo parameters
-    ("engine", str, typer.Option("trl", "--engine", help="trl (TRL's GRPOTrainer, one process) or echo (samplers "
-                                 "and trainer decoupled, on Ray for sequential and async).")),
-    ("mode", str, typer.Option("colocated", "--mode", help="Echo: colocated (generate then train, one process), "
-                               "sequential (pull, staleness 0) or async (push-pull through a replay buffer).")),
-    ("samplers", int, typer.Option(1, "--samplers", min=1, help="Echo: sampler actors (each loads the policy).")),
-    ("staleness", int, typer.Option(1, "--staleness", min=0, help="Echo async: train on groups at most S policy "
-                                    "versions old; older ones are dropped and counted.")),
-    ("ray_address", str | None, typer.Option(None, "--ray-address", help="Echo: the Ray cluster to join (auto, or "
-                                             "HOST:PORT of `ray start --head`); default: a local Ray instance.")),
-    ("sampler_model", str | None, typer.Option(None, "--sampler-model", help="Echo: the base's model name on "
-                                               "--sampler-url (default: the first it lists).")),
-    ("sampler_adapter_dir", str | None, typer.Option(None, "--sampler-adapter-dir", help="Echo: a folder the "
-                                                     "server can read where samplers write each adapter version "
-                                                     "(default: a temp folder on the sampler's machine).")),
-]
+ENGINE = typer.Option("trl", "--engine", help="trl (TRL's GRPOTrainer, one process) or echo (samplers and trainer "
+                      "decoupled, on Ray for sequential and async).")
+MODE = typer.Option("colocated", "--mode", help="Echo: colocated (generate then train, one process), sequential "
+                    "(pull, staleness 0) or async (push-pull through a replay buffer).")
+SAMPLERS = typer.Option(1, "--samplers", min=1, help="Echo: sampler actors (each loads the policy).")
+STALENESS = typer.Option(1, "--staleness", min=0, help="Echo async: train on groups at most S policy versions old; "
+                         "older ones are dropped and counted.")
+RAY_ADDRESS = typer.Option(None, "--ray-address", help="Echo: the Ray cluster to join (auto, or HOST:PORT of `ray "
+                           "start --head`); default: a local Ray instance.")
+SAMPLER_MODEL = typer.Option(None, "--sampler-model", help="Echo: the base's model name on --sampler-url (default: "
+                             "the first it lists).")
+SAMPLER_ADAPTER_DIR = typer.Option(None, "--sampler-adapter-dir", help="Echo: a folder the server can read where "
+                                   "samplers write each adapter version (default: a temp folder on the sampler's "
+                                   "machine).")
+
+train_app = typer.Typer(no_args_is_help=True)
+train_app.command("sft")(train.sft)
 
 
-def with_engine(grpo):
-    """Return train's grpo command with the engine options: trl runs it as it is, echo runs Echo on its options."""
+@train_app.command("grpo")
+def grpo(role: str = train.ROLE, data: Path = train.DATA, out: Path = train.OUT, init: Path | None = train.INIT,
+         base: str | None = train.GRPO_BASE, split: str = train.SPLIT, max_steps: int = train.GRPO_MAX_STEPS,
+         config: Path | None = train.CONFIG, resume: bool = train.RESUME, device: str = train.DEVICE,
+         seed: int = train.SEED, sampler_url: str | None = train.SAMPLER_URL, engine: str = ENGINE, mode: str = MODE,
+         samplers: int = SAMPLERS, staleness: int = STALENESS, ray_address: str | None = RAY_ADDRESS,
+         sampler_model: str | None = SAMPLER_MODEL, sampler_adapter_dir: str | None = SAMPLER_ADAPTER_DIR) -> None:
+    """Train the Observer with GRPO; rewards are the verdicts of real episodes in the twin."""
+    from aoi.train.grpo import GrpoOptions
 
-    @functools.wraps(grpo)
-    def command(**kwargs):
-        echo = {name: kwargs.pop(name) for name, _, _ in ECHO_OPTIONS}
-        engine = echo.pop("engine")
-        if engine not in ENGINES:
-            typer.echo(f"error: --engine {engine!r} is unknown; use trl or echo", err=True)
-            raise typer.Exit(2)
-        if engine == "trl":
-            return grpo(**kwargs)
-        return _echo(kwargs, echo)
-
-    signature = inspect.signature(grpo)
-    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
-             for name, kind, option in ECHO_OPTIONS]
-    command.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *extra])
-    command.__annotations__ = {**grpo.__annotations__, **{name: kind for name, kind, _ in ECHO_OPTIONS}}
-    return command
-
-
-def _echo(kwargs: dict, echo: dict) -> None:
-    """Run Echo with train's grpo options; print the manifest, or the error in one line with exit status 2."""
+    if engine not in ENGINES:
+        typer.echo(f"error: --engine {engine!r} is unknown; use trl or echo", err=True)
+        raise typer.Exit(2)
+    options = GrpoOptions(data=data, out=out, role=role, init=init, base=base, split=split, max_steps=max_steps,
+                          config=config, resume=resume, device=device, seed=seed, sampler_url=sampler_url)
+    if engine == "trl":
+        return train.run_grpo(options)
     from aoi.echo.engine import train_echo
     from aoi.echo.run import EchoOptions
-    from aoi.models.base import ModelError
-    from aoi.train.dataset import DatasetError
-    from aoi.train.grpo import GrpoOptions
-    from aoi.train.manifest import ManifestError
 
-    known = {f.name for f in fields(GrpoOptions)}
-    grpo = GrpoOptions(**{k: v for k, v in kwargs.items() if k in known})
-    options = EchoOptions(grpo=grpo, sampler_url=grpo.sampler_url, **echo)
-    try:
-        manifest = train_echo(options)
-    except (DatasetError, ManifestError, ModelError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    typer.echo(json.dumps(manifest, indent=2, default=str))
-
-
-def _train_app() -> typer.Typer:
-    """Return `aoi train`: train's commands, its grpo with the engine options."""
-    source = train_cli.train_app
-    app = typer.Typer(help=source.info.help, no_args_is_help=True)
-    for info in source.registered_commands:
-        callback = with_engine(info.callback) if info.name == "grpo" else info.callback
-        app.command(info.name, help=info.help)(callback)
-    app.registered_groups = list(source.registered_groups)
-    return app
-
-
-train_app = _train_app()
+    echo = EchoOptions(grpo=options, mode=mode, samplers=samplers, staleness=staleness, ray_address=ray_address,
+                       sampler_url=sampler_url, sampler_model=sampler_model, sampler_adapter_dir=sampler_adapter_dir)
+    train.print_manifest(lambda: train_echo(echo))
