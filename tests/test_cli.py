@@ -169,9 +169,9 @@ def test_help_imports_no_subcommand():
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
 
 
-def test_each_lazy_subcommand_loads_with_the_help_it_is_listed_with():
+def test_each_lazy_subcommand_loads_under_its_name_with_its_options():
     from aoi.cli import LAZY, load
 
-    for name, (_, _, listed) in LAZY.items():
+    for name in LAZY:
         command = load(name)
-        assert command.name == name and command.help == listed
+        assert command.name == name and (command.params or getattr(command, "commands", None)), name

@@ -7,48 +7,58 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 import typer
 from typer.core import TyperGroup
 
-# Subcommands living with their packages, imported only when one runs (each pulls in the twin, the problems or the
-# evaluator; importing them all cost every `aoi` call ~0.4 s). name -> (module, attribute, the help line listed).
-# tests/test_cli.py checks each help line against the command's own.
+
+class Subcommand(NamedTuple):
+    """A subcommand living with its package: the module and attribute to import, and its help line."""
+
+    module: str
+    attribute: str
+    help: str  # written here only: `aoi --help` lists it without importing the module, load() gives it to the command
+
+
+# Imported only when one runs (each pulls in the twin, the problems or the evaluator; importing them all cost every
+# `aoi` call ~0.4 s, `aoi --help` included). The modules give their commands no help line of their own.
 LAZY = {
-    "run": ("aoi.agents.cli", "run", "Diagnose (and for mitigation tasks, repair) one problem on the twin or a "
-            "cluster with the AOI agents."),
-    "eval": ("aoi.evaluate.cli", "eval_command", "Run K attempts of each problem (on the twin, or a cluster) with a "
-             "worker pool; print and write the summary."),
-    "report": ("aoi.evaluate.cli", "report_command", "Write the run's report as Markdown and as a self-contained "
-               "HTML page with charts."),
-    "rbac": ("aoi.aiopslab.cli", "rbac_command", "Print the probe and executor identities as RBAC manifests (pipe "
-             "them into `kubectl apply -f -`)."),
-    "aiopslab": ("aoi.aiopslab.cli", "aiopslab_app", "Run the AOI agents inside real AIOpsLab (needs AIOpsLab and a "
-                 "cluster)."),
-    "problems": ("aoi.problems.cli", "problems_app", "The AIOpsLab problem catalogue."),
-    "serve-env": ("aoi.env.cli", "serve_env", "Serve the environment over HTTP on 127.0.0.1 (bearer token)."),
-    "serve-model": ("aoi.models.cli", "serve_model", "Serve a base model with runtime LoRA on vLLM at 127.0.0.1 "
-                    "until Ctrl-C or SIGTERM."),
-    "trajectories": ("aoi.store.cli", "trajectories_app", "Browse the trajectory store: recent ids, one episode "
-                     "step by step, JSONL export."),
-    "train": ("aoi.echo.cli", "train_app", "Train a role's LoRA adapter: SFT on teacher data, GRPO on rewards "
-              "from the twin."),
-    "data": ("aoi.data.cli", "data_app", "Trajectories as training data: SFT/RL datasets with splits, and teacher "
-             "data."),
-    "scenarios": ("aoi.evolve.cli", "scenarios_app", "Fault scenarios: validate them by executing each in a fresh "
-                  "twin; export the seeds."),
-    "evolve": ("aoi.evolve.cli", "evolve_app", "The Evolvers: generate new fault scenarios; mine failed runs into "
-               "guidance."),
-    "view": ("aoi.view.cli", "view_command", "Serve a read-only web viewer of runs on 127.0.0.1: results, "
-             "trajectories, comparisons, reward curves."),
+    "run": Subcommand("aoi.agents.cli", "run", "Diagnose (and for mitigation tasks, repair) one problem on the twin "
+                      "or a cluster with the AOI agents."),
+    "eval": Subcommand("aoi.evaluate.cli", "eval_command", "Run K attempts of each problem (on the twin, or a "
+                       "cluster) with a worker pool; print and write the summary."),
+    "report": Subcommand("aoi.evaluate.cli", "report_command", "Write the run's report as Markdown and as a "
+                         "self-contained HTML page with charts."),
+    "rbac": Subcommand("aoi.aiopslab.cli", "rbac_command", "Print the probe and executor identities as RBAC "
+                       "manifests (pipe them into `kubectl apply -f -`)."),
+    "aiopslab": Subcommand("aoi.aiopslab.cli", "aiopslab_app", "Run the AOI agents inside real AIOpsLab (needs "
+                           "AIOpsLab and a cluster)."),
+    "problems": Subcommand("aoi.problems.cli", "problems_app", "The AIOpsLab problem catalogue."),
+    "serve-env": Subcommand("aoi.env.cli", "serve_env", "Serve the environment over HTTP on 127.0.0.1 (bearer "
+                            "token)."),
+    "serve-model": Subcommand("aoi.models.cli", "serve_model", "Serve a base model with runtime LoRA on vLLM at "
+                              "127.0.0.1 until Ctrl-C or SIGTERM."),
+    "trajectories": Subcommand("aoi.store.cli", "trajectories_app", "Browse the trajectory store: recent ids, one "
+                               "episode step by step, JSONL export."),
+    "train": Subcommand("aoi.echo.cli", "train_app", "Train a role's LoRA adapter: SFT on teacher data, GRPO on "
+                        "rewards from the twin."),
+    "data": Subcommand("aoi.data.cli", "data_app", "Trajectories as training data: SFT/RL datasets with splits, and "
+                       "teacher data."),
+    "scenarios": Subcommand("aoi.evolve.cli", "scenarios_app", "Fault scenarios: validate them by executing each in "
+                            "a fresh twin; export the seeds."),
+    "evolve": Subcommand("aoi.evolve.cli", "evolve_app", "The Evolvers: generate new fault scenarios; mine failed "
+                         "runs into guidance."),
+    "view": Subcommand("aoi.view.cli", "view_command", "Serve a read-only web viewer of runs on 127.0.0.1: results, "
+                       "trajectories, comparisons, reward curves."),
 }
 
 
 class LazyGroup(TyperGroup):
     """The `aoi` group: lists the LAZY subcommands from the table and imports one only to run it."""
 
-    listing = False  # True while help is printed: the table's help lines stand in for the commands
+    listing = False  # True while help is printed: stand-ins with the table's help lines, nothing imported
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Return the eager commands (twin) and the lazy ones, in table order."""
@@ -59,7 +69,7 @@ class LazyGroup(TyperGroup):
         if name not in LAZY:
             return super().get_command(ctx, name)
         if self.listing:
-            return click.Command(name, help=LAZY[name][2])
+            return click.Command(name, help=LAZY[name].help)
         return load(name)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
@@ -87,7 +97,7 @@ class LazyGroup(TyperGroup):
 
 
 def load(name: str) -> click.Command:
-    """Import a LAZY subcommand and return it as a click command named `name`."""
+    """Import a LAZY subcommand and return it as a click command named `name`, with the table's help line."""
     module, attribute, help_line = LAZY[name]
     target = getattr(importlib.import_module(module), attribute)
     mount = typer.Typer(add_completion=False)  # mounted as a subcommand is mounted: no completion options

@@ -116,7 +116,7 @@ def run(
     guidance: Path | None = typer.Option(None, "--guidance", help=GUIDANCE_HELP),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
-    """Diagnose (and for mitigation tasks, repair) one problem on the twin or a cluster with the AOI agents."""
+    """Play one problem with the AOI team, showing its progress; save the trajectory (help line: aoi.cli.LAZY)."""
     quiet_libraries(verbose)
     from aoi.agents.runtime import check_models, models_from_config, run_episode
     from aoi.clierrors import RUN_FIX, fail, path_errors, writable

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import typer
 
-aiopslab_app = typer.Typer(help="Run AOI inside real AIOpsLab (needs AIOpsLab, a kind cluster and Docker).",
-                           no_args_is_help=True)
+aiopslab_app = typer.Typer(no_args_is_help=True)  # its help line: aoi.cli.LAZY
 MODEL_HELP = "Model spec, e.g. expert, openai:gpt-4o-mini, ollama:qwen2.5:7b (default: config or expert)."
 
 
@@ -83,7 +82,7 @@ def rbac_command(
     namespace: list[str] = typer.Option(..., "--namespace", "-n", help="An app namespace the executor may change "
                                         "(repeatable)."),
 ) -> None:
-    """Print the probe and executor identities as RBAC manifests (pipe them into `kubectl apply -f -`)."""
+    """Print the RBAC manifests of the probe and executor for the given namespaces (help line: aoi.cli.LAZY)."""
     from aoi.rbac import render
 
     typer.echo(render(list(dict.fromkeys(namespace))), nl=False)

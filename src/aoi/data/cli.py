@@ -10,8 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-data_app = typer.Typer(help="Trajectories as training data: SFT/RL datasets with splits, and teacher data.",
-                       no_args_is_help=True)
+data_app = typer.Typer(no_args_is_help=True)  # its help line: aoi.cli.LAZY
 SPLIT_SEED = typer.Option(0, "--split-seed", help="Seed of the split rules (held-out targets, families, app).")
 TARGET_RATIO = typer.Option(0.3, "--target-ratio", help="Share of each parametric family's targets held out.")
 FAMILY_RATIO = typer.Option(0.25, "--family-ratio", help="Share of fault families held out.")

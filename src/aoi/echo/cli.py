@@ -2,7 +2,7 @@
 
 aoi.echo sits above aoi.train, so the one `grpo` command lives here: `--engine trl` (the default) runs train's GRPO
 (TRL's GRPOTrainer), `--engine echo` runs the same options on Echo's samplers and trainer (aoi.echo.engine) in the
-chosen `--mode`. The group's help line is aoi.cli's, where `aoi --help` lists it.
+chosen `--mode`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SAMPLER_ADAPTER_DIR = typer.Option(None, "--sampler-adapter-dir", help="Echo: a 
                                    "samplers write each adapter version (default: a temp folder on the sampler's "
                                    "machine).")
 
-train_app = typer.Typer(no_args_is_help=True)
+train_app = typer.Typer(no_args_is_help=True)  # its help line: aoi.cli.LAZY
 train_app.command("sft")(train.sft)
 
 

@@ -24,7 +24,7 @@ def serve_env(
                                            "folders removed with the session."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level; 'info' adds the access log."),
 ) -> None:
-    """Serve AIOpsLab problems on the twin over HTTP, for remote agents and rollout workers."""
+    """Serve AIOpsLab problems on the twin over HTTP to remote agents and rollouts (help line: aoi.cli.LAZY)."""
     from aoi.clierrors import os_message
     from aoi.env.server import serve
 

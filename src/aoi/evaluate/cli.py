@@ -63,7 +63,7 @@ def eval_command(
                                         "(on this terminal: --executor thread only)."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ) -> None:
-    """Run K attempts of each problem (on the twin, or a cluster) with a worker pool; print and write the summary."""
+    """Play K attempts of each chosen problem into the run folder, resuming it (help line: aoi.cli.LAZY)."""
     quiet_libraries(verbose)
     from aoi.evaluate.runner import run_eval
     from aoi.evaluate.summary import summary_table
@@ -223,8 +223,7 @@ def report_command(
     out: Path | None = typer.Option(None, "--out", help="Report path without suffix or with .md/.html; "
                                        "both files are written (default: RUN_DIR/report)."),
 ) -> None:
-    """Write the run's report as Markdown and as a self-contained HTML page with charts (training runs, folders of
-    `aoi train grpo`, get reward by step and by wall-clock side by side)."""
+    """Write report.md and report.html of a run, or of a training run's rewards (help line: aoi.cli.LAZY)."""
     from aoi.clierrors import fail, path_errors
     from aoi.evaluate.report import comparison, gain_sections, judged_section, load_runs, run_arg, write_report
     from aoi.evaluate.summary import summary_table

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import typer
 
-scenarios_app = typer.Typer(help="Fault scenarios: validate them by executing each in a fresh twin; export the "
-                            "seeds.", no_args_is_help=True)
-evolve_app = typer.Typer(help="The Evolvers: generate new fault scenarios; mine failed runs into guidance.",
-                         no_args_is_help=True)
+scenarios_app = typer.Typer(no_args_is_help=True)  # help lines of both groups: aoi.cli.LAZY
+evolve_app = typer.Typer(no_args_is_help=True)
 
 
 @scenarios_app.callback()

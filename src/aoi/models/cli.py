@@ -25,7 +25,7 @@ def serve_model(
                                       "adapter rank it will load."),
     dtype: str = typer.Option(ServerSpec.dtype, "--dtype", help="bfloat16 or float32."),
 ) -> None:
-    """Serve a base model with runtime LoRA on vLLM at 127.0.0.1 until Ctrl-C or SIGTERM."""
+    """Start vLLM on the base with its adapters and keep it serving until stopped (help line: aoi.cli.LAZY)."""
     from aoi.interrupts import interruptible
     from aoi.models.base import ModelError
     from aoi.models.vllm_server import ManagedServer

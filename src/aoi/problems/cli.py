@@ -14,7 +14,7 @@ from aoi.problems.model import TASK_TYPES
 from aoi.problems.registry import entry, list_problems, make
 from aoi.problems.targets import describe
 
-problems_app = typer.Typer(help="The AIOpsLab problem catalogue: ids, targets, answers.", no_args_is_help=True)
+problems_app = typer.Typer(no_args_is_help=True)  # its help line: aoi.cli.LAZY
 WIDE = 200  # width for pipes (grep, less -S): one problem a line, ids never folded
 
 

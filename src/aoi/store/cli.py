@@ -11,8 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-trajectories_app = typer.Typer(help="Browse the trajectory store: recent ids, one episode step by step, JSONL export.",
-                               no_args_is_help=True)
+trajectories_app = typer.Typer(no_args_is_help=True)  # its help line: aoi.cli.LAZY
 STORE_HELP = "The store: a .db file, or a run directory of `aoi eval --out` (default: store.path of the config)."
 SHORT = 12  # characters of an id listed (48 bits: unambiguous in any store of a realistic size)
 EXCERPT = 240  # characters of an observation shown per step (--full and --json have them whole)

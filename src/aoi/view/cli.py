@@ -8,15 +8,13 @@ from pathlib import Path
 
 import typer
 
-HELP = "Serve a read-only web viewer of runs on 127.0.0.1: results, trajectories, comparisons, reward curves."
-
 
 def view_command(
     run_dirs: list[Path] | None = typer.Argument(None, help="Run folders, or folders holding runs (searched 4 levels "
                                                 "deep). Default: ./runs, else the working directory."),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."),
 ) -> None:
-    """Serve a read-only web viewer of runs on 127.0.0.1: results, trajectories, comparisons, reward curves."""
+    """Find the runs under the folders and serve their pages until stopped (help line: aoi.cli.LAZY)."""
     from aoi.view.runs import find_runs
     from aoi.view.server import serve
 
