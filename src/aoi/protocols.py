@@ -1,4 +1,5 @@
-"""Where the components meet: roles, step statuses, declared tools and their results, and the model protocol.
+"""Where the components meet: roles, step statuses, declared tools and their results, the model protocol, and the
+error that voids an episode (FatalEpisodeError).
 
 Every layer may import this module (it imports nothing of aoi), so a role or a status is one name everywhere.
 `Role` and `Status` are `str` enums: they compare equal to, hash like and serialise as their plain values, so old
@@ -92,6 +93,13 @@ class ToolResult:
     observation: str
     status: Status = Status.OK
     action: str = ""
+
+
+class FatalEpisodeError(Exception):
+    """An error that voids the episode: run_episode re-raises it instead of keeping it as `trajectory.error`.
+
+    Raise a subclass (aoi.train.rollouts.ReplayMismatch) where judging the episode would mislead the caller.
+    """
 
 
 class Model(Protocol):

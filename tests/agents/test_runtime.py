@@ -12,6 +12,7 @@ from aoi.config import load_config
 from aoi.env import make
 from aoi.models.base import ModelError
 from aoi.models.replay import ReplayModel
+from aoi.protocols import FatalEpisodeError
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog, read
 
@@ -170,6 +171,38 @@ def test_a_model_failure_ends_the_episode_with_an_error_not_a_crash():
     traj, model = episode("noop_detection_hotel_reservation-1", [decide("probe", "look")])
     assert traj.results  # the environment still judged the episode (forced submit)
     assert any(s.status == "error" for s in traj.steps)
+
+
+class RaisingModel:
+    """A model whose call raises the given exception (not a ModelError: the loop does not handle it)."""
+
+    name = "raising"
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def complete(self, messages, *, role, max_tokens=None, temperature=None):
+        raise self.error
+
+
+class VoidedEpisode(FatalEpisodeError):
+    """A fatal error of this test's own."""
+
+
+@pytest.mark.parametrize("error, fatal", [(VoidedEpisode("the state is wrong"), True),
+                                          (RuntimeError("a bug in a model"), False)])
+def test_a_fatal_episode_error_is_re_raised_any_other_failure_kept_as_the_error(error, fatal):
+    config = load_config(overrides={"model": "expert"}, environ={})
+    env = make("noop_detection_hotel_reservation-1")
+    try:
+        if fatal:
+            with pytest.raises(VoidedEpisode, match="the state is wrong"):
+                run_episode(env, config, dict.fromkeys(ROLES, RaisingModel(error)))
+            return
+        traj = run_episode(env, config, dict.fromkeys(ROLES, RaisingModel(error)))
+    finally:
+        env.close()
+    assert traj.error == "RuntimeError: a bug in a model" and traj.results
 
 
 class DownModel:

@@ -14,7 +14,7 @@ from aoi.agents.observer import Episode, Observer, Team, decision_format
 from aoi.agents.tools import Channel, executor_tools, probe_tools
 from aoi.config import RunConfig, resolved
 from aoi.models.base import Completion, Model
-from aoi.protocols import MODEL_ROLES, Role
+from aoi.protocols import MODEL_ROLES, FatalEpisodeError, Role
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.trajectory import Policy, Step, Trajectory
@@ -160,7 +160,8 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
                 on_step: Callable[[Step], None] | None = None) -> Trajectory:
     """Reset the env, let the team work until it submits, and return the trajectory (env left open).
 
-    A failure (model, environment) does not raise: it ends the episode and is kept in `trajectory.error`.
+    A failure (model, environment) does not raise: it ends the episode and is kept in `trajectory.error`; a
+    FatalEpisodeError (aoi.protocols) is re-raised, the episode left unjudged.
     """
     problem = env.problem
     backend = getattr(getattr(env, "backend", None), "name", "twin")
@@ -195,6 +196,8 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     except KeyboardInterrupt as exc:  # the caller may save what happened so far: it rides on the exception
         traj.error = f"interrupted (Ctrl-C) after {len(traj.steps)} step(s); the trajectory is partial"
         exc.trajectory = traj
+        raise
+    except FatalEpisodeError:  # judging this episode would mislead the caller (a replay that missed its state)
         raise
     except Exception as exc:  # noqa: BLE001 - the trajectory keeps what happened; callers read traj.error
         traj.error = f"{type(exc).__name__}: {exc}"
