@@ -1,4 +1,4 @@
-"""Make the README's two screenshots of `aoi view` from real runs: a trajectory page and a run comparison.
+"""Make docs/viewer.md's two screenshots of `aoi view` from real runs: a trajectory page and a run comparison.
 
 Runs the expert on three problems and a replay model that answers "No" on the two detection ones (so one problem
 flips), serves them with the viewer and photographs two pages with headless Chromium (`chromium --headless

@@ -1,5 +1,5 @@
-"""The README's Python snippets run as written: each in a fresh interpreter, in a folder where what the README says
-to start first (a served twin, a served environment) is running."""
+"""The Python snippets of the README and docs/ run as written: each in a fresh interpreter, in a folder where what
+its page says to start first (a served twin, a served environment) is running."""
 
 from __future__ import annotations
 
@@ -14,9 +14,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-# a fence is a whole line: a snippet may hold ``` inside a string
-SNIPPETS = re.findall(r"^```python\n(.*?)^```$", README.read_text(encoding="utf-8"), re.S | re.M)
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def snippets(page: Path) -> list[str]:
+    """Return a page's Python snippets (a fence is a whole line: a snippet may hold ``` inside a string)."""
+    return re.findall(r"^```python\n(.*?)^```$", page.read_text(encoding="utf-8"), re.S | re.M)
+
+
+SNIPPETS = [(page.relative_to(ROOT), code) for page in PAGES for code in snippets(page)]
 
 
 def free_port() -> int:
@@ -47,7 +54,7 @@ def started(command: list[str], cwd: Path, ready):
 def run_snippet(code: str, cwd: Path) -> str:
     """Run one snippet in a fresh interpreter in cwd; return its stdout (fail with its stderr)."""
     done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"README snippet failed:\n{code}\n{done.stderr}"
+    assert done.returncode == 0, f"snippet failed:\n{code}\n{done.stderr}"
     return done.stdout
 
 
@@ -56,15 +63,15 @@ def aoi(*args: str) -> list[str]:
 
 
 def twin_served(code: str, cwd: Path) -> str:
-    """Serve the twin as the README's `aoi twin up --kubeconfig-dir ./kube --app hotel-reservation` does."""
+    """Serve the twin as docs/twin.md's `aoi twin up --kubeconfig-dir ./kube --app hotel-reservation` does."""
     with started(aoi("twin", "up", "--kubeconfig-dir", "kube", "--app", "hotel-reservation"), cwd,
                  lambda: (cwd / "kube" / "admin.yaml").is_file()):
         return run_snippet(code, cwd)
 
 
 def env_served(code: str, cwd: Path) -> str:
-    """Serve the environment as the README's `aoi serve-env --port 8765 --token-file token.txt` does, on a free port
-    (8765 may be taken on a test machine: the snippet's URL is pointed at it)."""
+    """Serve the environment as docs/environment.md's `aoi serve-env --port 8765 --token-file token.txt` does, on a
+    free port (8765 may be taken on a test machine: the snippet's URL is pointed at it)."""
     port = free_port()
 
     def healthy() -> bool:
@@ -77,28 +84,29 @@ def env_served(code: str, cwd: Path) -> str:
         return run_snippet(code.replace("127.0.0.1:8765", f"127.0.0.1:{port}"), cwd)
 
 
-# What each snippet needs, by a line only it has; a snippet no entry names fails the test (a new one is run too).
+# What each snippet needs, by a line only it has, and the page it is on; a snippet no entry names fails the test.
 SETUPS = {
-    'config.new_client_from_config("kube/admin.yaml")': (twin_served, "geo-"),
-    'from aoi.env import make': (run_snippet, ""),
-    'from aoi.env import EnvClient': (env_served, "Correct"),
+    'config.new_client_from_config("kube/admin.yaml")': (twin_served, "geo-", "docs/twin.md"),
+    'from aoi.env import make': (run_snippet, "", "README.md"),
+    'from aoi.env import EnvClient': (env_served, "Correct", "docs/environment.md"),
 }
 
 
 def setup_of(code: str):
-    """Return the (runner, expected output) of a snippet."""
+    """Return the (runner, expected output, page) of a snippet."""
     found = [setup for marker, setup in SETUPS.items() if marker in code]
-    assert len(found) == 1, f"add the README snippet to tests/test_readme.py's SETUPS:\n{code}"
+    assert len(found) == 1, f"add the snippet to tests/test_readme.py's SETUPS:\n{code}"
     return found[0]
 
 
-def test_the_readme_has_the_snippets_this_test_knows():
-    assert len(SNIPPETS) == len(SETUPS)
-    assert "EnvClient.from_token_file" in README.read_text(encoding="utf-8")
+def test_every_snippet_this_test_knows_is_on_its_page_once():
+    assert sorted(str(page) for page, code in SNIPPETS) == sorted(page for _, _, page in SETUPS.values())
+    assert all(str(page) == setup_of(code)[2] for page, code in SNIPPETS)
+    assert "EnvClient.from_token_file" in (ROOT / "docs" / "environment.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("code", SNIPPETS, ids=[s.splitlines()[0][:40] for s in SNIPPETS])
-def test_a_readme_snippet_runs(code, tmp_path):
-    runner, expected = setup_of(code)
+@pytest.mark.parametrize("page,code", SNIPPETS, ids=[f"{p}:{s.splitlines()[0][:40]}" for p, s in SNIPPETS])
+def test_a_snippet_runs(page, code, tmp_path):
+    runner, expected, _ = setup_of(code)
     output = runner(code, tmp_path)
     assert expected in output
