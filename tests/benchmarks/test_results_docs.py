@@ -1,0 +1,93 @@
+"""benchmarks/results_docs.py: docs/results.md and the README's learning headline are what the committed result files
+give, and a learning result renders its table, phase times and curve (on a tiny run's JSON, learning_tiny.json)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "results_docs.py"
+TINY = Path(__file__).with_name("learning_tiny.json")  # `benchmarks/learning.py --tiny`'s learning.json
+
+
+@pytest.fixture
+def results_docs(monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    return importlib.import_module("results_docs")
+
+
+def check(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), "--check", "--root", str(root)], capture_output=True,
+                          text=True)
+
+
+def repository(tmp_path: Path, *results: Path) -> Path:
+    """Return a copy of the README with docs/ and the given result files, rendered by the generator."""
+    (tmp_path / "docs").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    for path in results:
+        shutil.copy(path, tmp_path / "benchmarks" / "results" / "learning.json")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--root", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return tmp_path
+
+
+def test_the_committed_pages_are_what_the_committed_results_give():
+    done = check(ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+def test_check_names_a_page_that_differs_from_the_results(tmp_path):
+    root = repository(tmp_path, TINY)
+    assert check(root).returncode == 0
+    page = root / "docs" / "results.md"
+    page.write_text(page.read_text().replace("| SFT+GRPO | held-out targets | 8 | 0.250", "| SFT+GRPO | held-out "
+                                                                                       "targets | 8 | 0.500"))
+    readme = root / "README.md"
+    readme.write_text(readme.read_text().replace("expert 0.750", "expert 0.875"))
+    done = check(root)
+    assert done.returncode == 1 and "docs/results.md, README.md;" in done.stderr
+
+
+def test_a_learning_result_renders_every_variant_set_phase_and_the_curve(tmp_path):
+    data, root = json.loads(TINY.read_text()), repository(tmp_path, TINY)
+    page = (root / "docs" / "results.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "held-out" in line]
+    sets = [(v, s) for v, found in data["table"].items() for s in found]
+    assert len(rows) == len(sets) + 2  # and the constant answer on each of the two sets
+    assert "| SFT at 50% of its steps | held-out targets | 8 | 0.250 | 0.000 | 0.000 |" in page
+    assert "| constant answer | held-out targets | problems: 4 | n/a | - | n/a |" in page
+    assert all(f"| {phase} | {seconds:.0f} |" in page for phase, seconds in data["phase_seconds"].items())
+    assert "](images/learning-curve.png)" in page
+    assert (root / "docs" / "images" / "learning-curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_readme_shows_the_headline_of_learning_json_and_until_then_says_it_has_not_finished(tmp_path,
+                                                                                                 results_docs):
+    readme = (repository(tmp_path / "with", TINY) / "README.md").read_text()
+    assert ("on held-out targets (8 episodes each) base 0.500, SFT 0.250, SFT+GRPO 0.250, expert 0.750 (a constant "
+            "answer: analysis 1.000, detection 1.000, localization 1.000)") in readme
+    assert results_docs.NOT_YET not in readme
+    without = (repository(tmp_path / "without") / "README.md").read_text()
+    assert f"{results_docs.START}\n{results_docs.NOT_YET}\n{results_docs.END}" in without
+
+
+def test_a_result_file_without_a_renderer_is_refused(tmp_path, results_docs):
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / "other.json").write_text("{}")
+    with pytest.raises(SystemExit, match="no renderer for benchmarks/results/other.json"):
+        results_docs.page(results_docs.load(tmp_path))
+
+
+def test_the_examples_in_the_docstrings_hold(results_docs):
+    result = doctest.testmod(results_docs)
+    assert result.attempted >= 3 and result.failed == 0
