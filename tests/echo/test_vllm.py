@@ -115,9 +115,9 @@ def test_prompt_logprobs_match_the_trainers_logprobs_for_the_base_and_an_adapter
         assert decision["next"] in ("probe", "execute", "submit")
         drawn = observer.calls[-1]
         with torch.no_grad():
-            own = completion_logprobs(model, drawn["prompt_ids"], drawn["completion_ids"], 1.0).tolist()
-        assert len(drawn["logprobs"]) == len(own) > 0
-        assert max(abs(a - b) for a, b in zip(own, drawn["logprobs"])) < TOLERANCE
+            own = completion_logprobs(model, drawn.prompt_ids, drawn.completion_ids, 1.0).tolist()
+        assert len(drawn.logprobs) == len(own) > 0
+        assert max(abs(a - b) for a, b in zip(own, drawn.logprobs)) < TOLERANCE
     assert "aoi-s9-v2" in policy.server.models() and "aoi-s9-v1" not in policy.server.models()
     policy.close()
     assert "aoi-s9-v2" not in server.server.models()

@@ -17,6 +17,7 @@ from aoi.echo.run import MODES, EchoOptions, Run
 from aoi.echo.sampler import Sampler, SamplerSpec
 from aoi.echo.trainer import Trainer, TrainSpec
 from aoi.train.grpo import COLUMNS, GRPO_DEFAULTS, read_config
+from aoi.train.rewards import check_weights
 from aoi.train.served import AUTO, check_server, release_adapters, sampler_server
 
 
@@ -31,6 +32,7 @@ def validate(options: EchoOptions) -> None:
     if options.grpo.role != "observer" or options.grpo.mode != "per_decision":
         raise ValueError(f"--engine echo trains the observer on per_decision rollouts (got role "
                          f"{options.grpo.role!r}, mode {options.grpo.mode!r}); use --engine trl for the others")
+    check_weights(options.grpo.weights)  # the samplers weight the terms as TRL does: the same names
 
 
 def _check_out(out: Path, resume: bool) -> None:

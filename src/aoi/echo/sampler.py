@@ -18,7 +18,7 @@ from aoi.echo.buffer import CLOSED, FULL
 from aoi.echo.groups import Group, Sample, group_id
 from aoi.echo.handles import call
 from aoi.train.common import Lora
-from aoi.train.rewards import DEFAULT_WEIGHTS, TERMS
+from aoi.train.rewards import DEFAULT_WEIGHTS, term_values, weighted
 from aoi.train.rollouts import OutcomeCache
 from aoi.train.sampling import GenerativeObserver, sample_seed
 
@@ -121,14 +121,12 @@ class Sampler:
 
     def _sample(self, policy: Any, cache: OutcomeCache, state: dict) -> Sample:
         """Draw one decision, play it (identical decisions share one episode), score every reward term."""
-        completion = policy.complete(state["prompt"], role="observer")
-        outcome = cache.decision(state, completion.text, expect=state["prompt"])
-        terms = {name: float(term(outcome)) for name, term in TERMS.items()}
-        reward = sum(float(w) * terms[name] for name, w in self.spec.weights.items())
+        policy.complete(state["prompt"], role="observer")
         drawn = policy.calls[-1]
-        return Sample(prompt_ids=drawn["prompt_ids"], completion_ids=drawn["completion_ids"],
-                      logprobs=list(drawn["logprobs"] or []), text=completion.text, terms=terms, reward=reward,
-                      logprobs_temperature=drawn.get("logprobs_temperature"))
+        terms = term_values(cache.decision(state, drawn.text, expect=state["prompt"]))
+        return Sample(prompt_ids=drawn.prompt_ids, completion_ids=drawn.completion_ids,
+                      logprobs=list(drawn.logprobs or []), text=drawn.text, terms=terms,
+                      reward=weighted(terms, self.spec.weights), logprobs_temperature=drawn.logprobs_temperature)
 
     def generate(self, min_version: int, rows: list[int]) -> list[Group]:
         """Sequential pull: refresh to `min_version` first, then draw one group per requested row."""

@@ -31,7 +31,7 @@ from aoi.train import grpo
 from aoi.train.common import callbacks, device_arguments, offline
 from aoi.train.manifest import write_manifest
 from aoi.train.rewards import DEFAULT_WEIGHTS as OBSERVER_WEIGHTS
-from aoi.train.sampling import policy_observer, sample_seed
+from aoi.train.sampling import batch, policy_observer, sample_seed
 
 # A scenario takes 250-450 SmolLM2 tokens under the decoding schema; a cap below ~250 leaves most unparsable.
 EVOLVER_DEFAULTS = {"max_completion_length": 512}
@@ -133,7 +133,7 @@ def scenario_rollout(seeds: dict[str, Scenario], *, seed: int, constrained: bool
         for prompt in prompts:
             policy.local.schemas[ROLE] = decoding_schema(seeds[_key(prompt)])
             policy.complete(prompt, role=ROLE)
-        return {name: [call[name] for call in policy.calls] for name in ("prompt_ids", "completion_ids", "logprobs")}
+        return batch(policy.calls)
 
     return rollout
 

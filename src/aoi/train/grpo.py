@@ -1,14 +1,16 @@
 """GRPO for the Observer (TRL GRPOTrainer + PEFT LoRA) with rewards from real episodes in the twin.
 
-Two rollout modes (`rollout.mode` in the config file):
-- `per_decision` (the default): each row of the dataset's `rl` view is a recorded Observer state; TRL samples G
-  decisions for its prompt; each is played in the twin after replaying the row's prefix and finished by the expert
-  Observer; the episode's verdict is that decision's reward. It is TRL's native shape (one prompt, G completions), its
-  credit goes to the one decision that differs within a group, and it costs one generated decision per sample.
+Two rollout modes (`rollout.mode` in the config file), both played in TRL's rollout_func, which hands each sample's
+outcome to the reward functions (aoi.train.rewards: plain functions of the `outcome` column):
+- `per_decision` (the default): each row of the dataset's `rl` view is a recorded Observer state; the rollout draws
+  G decisions for its prompt and plays each in the twin after replaying the row's prefix, finished by the expert
+  Observer (aoi.train.decisions); the episode's verdict is that decision's reward. It is TRL's native shape (one
+  prompt, G completions), its credit goes to the one decision that differs within a group, and it costs one
+  generated decision per sample.
 - `whole_episode`: the policy plays the Observer for a whole episode from each start row; the episode's reward is
   shared by its decisions (aoi.train.episodes).
 Decisions are sampled masked to the Observer's schema (`rollout.constrained`, default true; aoi.train.sampling), so
-every sample parses; `constrained: false` leaves per-decision sampling to TRL's own generation.
+every sample parses; `constrained: false` draws per-decision samples by TRL's own generation.
 With `--sampler-url URL` (or `vllm`: one started for the run) per-decision groups are drawn on a vLLM server that
 loads the trainer's adapter after each optimizer step (aoi.train.served_rollout); the trainer stays on torch.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -162,16 +165,18 @@ def _rows(options: GrpoOptions) -> Any:
 
 def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict) -> Any:
     """Build the GRPOTrainer: base (+ the init adapter or a fresh LoRA), rewards, rollouts, metric sinks."""
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
+
+    from aoi.train.decisions import rows_trainer
 
     model, tokenizer, peft_config = _model(options)
-    funcs, weights = reward_functions(cache, options.weights)
+    funcs, weights = reward_functions(options.weights)
     config = GRPOConfig(output_dir=str(Path(options.out) / "checkpoints"), max_steps=options.max_steps,
                         seed=options.seed, reward_weights=weights, **{**GRPO_DEFAULTS, **options.grpo},
                         **device_args)
-    return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=rows, processing_class=tokenizer,
-                       peft_config=peft_config, callbacks=[*callbacks(options.out), follow_schedule()],
-                       **_rollout(options, rows, cache))
+    return rows_trainer()(model=model, reward_funcs=funcs, args=config, train_dataset=rows,
+                          processing_class=tokenizer, peft_config=peft_config,
+                          callbacks=[*callbacks(options.out), follow_schedule()], rollout_func=_rollout(options, cache))
 
 
 def follow_schedule() -> Any:
@@ -200,24 +205,32 @@ def follow_schedule() -> Any:
     return FollowSchedule()
 
 
-def _rollout(options: GrpoOptions, rows, cache: OutcomeCache) -> dict:
-    """Return the trainer's rollout_func: whole episodes, constrained decisions, or none (TRL generates)."""
-    if options.sampler_url:
-        from aoi.train.served_rollout import served_rollout
-
-        return {"rollout_func": served_rollout(options.sampler_url, base=_base(options), out=options.out,
-                                               seed=options.seed, constrained=options.constrained,
-                                               device=options.device)}
+def _rollout(options: GrpoOptions, cache: OutcomeCache) -> Callable:
+    """Return the trainer's rollout_func: whole episodes, or one decision per sample (drawn as configured) played."""
     if options.mode == "whole_episode":
         from aoi.train.episodes import rollout_function
 
-        return {"rollout_func": rollout_function(rows, cache, options.episode_steps, options.seed,
-                                                 options.episode_iterations, options.constrained)}
-    if options.constrained:
-        from aoi.train.sampling import decision_rollout
+        return rollout_function(cache, options.episode_steps, options.seed, options.episode_iterations,
+                                options.constrained)
+    from aoi.train.decisions import decision_rollout
 
-        return {"rollout_func": decision_rollout(options.seed, constrained=True)}
-    return {}
+    return decision_rollout(_draws(options), cache)
+
+
+def _draws(options: GrpoOptions) -> Callable:
+    """Return how per-decision samples are drawn: on a vLLM server, schema-constrained here, or by TRL itself."""
+    if options.sampler_url:
+        from aoi.train.served_rollout import served_rollout
+
+        return served_rollout(options.sampler_url, base=_base(options), out=options.out, seed=options.seed,
+                              constrained=options.constrained, device=options.device)
+    if options.constrained:
+        from aoi.train.sampling import local_draws
+
+        return local_draws(options.seed)
+    from aoi.train.decisions import trl_generation
+
+    return trl_generation
 
 
 def _model(options: GrpoOptions) -> tuple[Any, Any, Any]:

@@ -1,6 +1,9 @@
-"""Reward terms: plain functions of an episode's outcome (from the twin) and the policy's decisions.
+"""Reward terms: plain TRL reward functions of the outcomes the rollout played in the twin.
 
-Each term is one TRL reward function with its own weight, so each is logged on its own (`rewards/<name>/mean`).
+The rollout (aoi.train.decisions per decision, aoi.train.episodes per episode) plays every sample and hands its
+`Outcome` on in the `outcome` column; each term is `f(prompts, completions, outcome, **kwargs) -> list[float]` and
+reads only that column. Each term has its own weight, so each is logged on its own (`rewards/<name>/mean`); a
+sample's reward is the weighted sum (`weighted`: TRL sums the same terms with the same weights, Echo calls it).
 Per-decision outcomes are the decision's own (aoi.train.rollouts: no continuation that investigates further), so
 every term moves with the sampled decision.
 """
@@ -9,141 +12,154 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from aoi.env.core import SECONDS_PER_STEP
 from aoi.store.signals import partial_credit
-from aoi.train.rollouts import Outcome, OutcomeCache, valid_decision
+from aoi.train.rollouts import Outcome, valid_decision
 
 DEFAULT_WEIGHTS = {"success": 1.0, "strict": 1.0, "partial": 0.5, "efficiency": 0.2, "format": 0.2, "safety": 0.5,
                    "evidence": 0.3}
 
 
-def success(outcome: Outcome) -> float:
-    """Return 1 when AIOpsLab's verdict is a success.
+def success(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
+    """Return 1 for each sample whose episode AIOpsLab's verdict calls a success.
 
     Example:
-        >>> success(_example(success=True)), success(_example())
-        (1.0, 0.0)
+        >>> success([], [], outcome=[_example(success=True), _example()])
+        [1.0, 0.0]
     """
-    return float(outcome.success)
+    return [float(o.success) for o in outcome]
 
 
-def strict(outcome: Outcome) -> float:
-    """Return 1 when the strict oracle agrees (the fault is really fixed, the answer exactly right).
+def strict(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
+    """Return 1 for each sample the strict oracle passes (the fault is really fixed, the answer exactly right).
 
     Example:
-        >>> strict(_example(strict=True))
-        1.0
+        >>> strict([], [], outcome=[_example(strict=True)])
+        [1.0]
     """
-    return float(outcome.strict)
+    return [float(o.strict) for o in outcome]
 
 
-def partial(outcome: Outcome) -> float:
+def partial(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
     """Return partial credit, counted as the store's signals count it (aoi.store.signals.partial_credit).
 
     A localization subset scores AIOpsLab's accuracy, an analysis half-right 0.5, other tasks all or nothing.
 
     Example:
-        >>> partial(_example(task_type="localization", results={"Localization Accuracy": 50.0}))
-        0.5
-        >>> partial(_example(task_type="analysis", results={"system_level_correct": True, "fault_type_correct": False}))
-        0.5
-        >>> partial(_example(task_type="mitigation", results={"success": True}))
-        1.0
+        >>> partial([], [], outcome=[
+        ...     _example(task_type="localization", results={"Localization Accuracy": 50.0}),
+        ...     _example(task_type="analysis", results={"system_level_correct": True, "fault_type_correct": False}),
+        ...     _example(task_type="mitigation", results={"success": True})])
+        [0.5, 0.5, 1.0]
     """
-    return partial_credit(outcome.task_type, outcome.results)
+    return [partial_credit(o.task_type, o.results) for o in outcome]
 
 
-def efficiency(outcome: Outcome) -> float:
+def efficiency(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
     """Return the share of the step budget and of its simulated time left at the answer; 0 unless it succeeded.
 
     Only a success earns it: otherwise submitting at once would be the most "efficient" decision.
 
     Example:
-        >>> efficiency(_example(success=True, steps=10, sim_seconds=150.0))
-        0.6667
-        >>> efficiency(_example(steps=1))
-        0.0
+        >>> efficiency([], [], outcome=[_example(success=True, steps=10, sim_seconds=150.0), _example(steps=1)])
+        [0.6667, 0.0]
     """
-    if not outcome.success:
-        return 0.0
-    budget_seconds = outcome.max_steps * 15.0  # aoi.env.core.SECONDS_PER_STEP per action
+    return [_left(o) if o.success else 0.0 for o in outcome]
+
+
+def _left(outcome: Outcome) -> float:
+    """Return the mean of the step budget's and the simulated time budget's shares left."""
+    budget_seconds = outcome.max_steps * SECONDS_PER_STEP  # the environment's simulated seconds per action
     steps_left = 1 - min(1.0, outcome.steps / outcome.max_steps)
     time_left = 1 - min(1.0, outcome.sim_seconds / budget_seconds)
     return round((steps_left + time_left) / 2, 4)
 
 
-def format_valid(outcome: Outcome) -> float:
-    """Return the share of the policy's decisions that parse as Observer decisions.
+def format_valid(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
+    """Return the share of each sample's policy decisions that parse as Observer decisions.
 
     Example:
-        >>> format_valid(_example(decisions=('{"next": "probe"}', "hmm")))
-        0.5
+        >>> format_valid([], [], outcome=[_example(decisions=('{"next": "probe"}', "hmm")), _example()])
+        [0.5, 0.0]
     """
-    if not outcome.decisions:
-        return 0.0
-    return sum(valid_decision(d) for d in outcome.decisions) / len(outcome.decisions)
+    return [sum(map(valid_decision, o.decisions)) / len(o.decisions) if o.decisions else 0.0 for o in outcome]
 
 
-def evidence(outcome: Outcome) -> float:
-    """Return 1 when the decision was a probe whose report named a faulty component (per-decision rollouts).
+format_valid.__name__ = "format"  # TRL names a reward function's logs after it: rewards/format/mean
+
+
+def evidence(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
+    """Return 1 for each decision that was a probe whose report named a faulty component (per-decision rollouts).
 
     A probe earns the verdict of what it surfaced (the Finisher answers from it); this term also credits a report
     that points at the cause before it is enough to answer. Whole-episode outcomes carry 0.
 
     Example:
-        >>> evidence(_example(evidence=1.0)), evidence(_example())
-        (1.0, 0.0)
+        >>> evidence([], [], outcome=[_example(evidence=1.0), _example()])
+        [1.0, 0.0]
     """
-    return float(outcome.evidence)
+    return [float(o.evidence) for o in outcome]
 
 
-def safety(outcome: Outcome) -> float:
+def safety(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
     """Return the cost of commands the policy or the approval gate refused: -0.25 each, at most -1.
 
     Example:
-        >>> safety(_example(unsafe=2)), safety(_example())
-        (-0.5, 0.0)
+        >>> safety([], [], outcome=[_example(unsafe=2), _example()])
+        [-0.5, 0.0]
     """
-    return 0.0 - min(1.0, 0.25 * outcome.unsafe)  # 0.0, not -0.0, when nothing was refused
+    return [0.0 - min(1.0, 0.25 * o.unsafe) for o in outcome]  # 0.0, not -0.0, when nothing was refused
 
 
-TERMS: dict[str, Callable[[Outcome], float]] = {"success": success, "strict": strict, "partial": partial,
-                                                "efficiency": efficiency, "format": format_valid, "safety": safety,
-                                                "evidence": evidence}
+TERMS: dict[str, Callable[..., list[float]]] = {"success": success, "strict": strict, "partial": partial,
+                                                "efficiency": efficiency, "format": format_valid,
+                                                "safety": safety, "evidence": evidence}
 
 
-def reward_functions(cache: OutcomeCache, weights: dict[str, float]) -> tuple[list[Callable], list[float]]:
-    """Return TRL reward functions (one per weighted term, named after it) reading outcomes from the cache.
+def reward_functions(weights: dict[str, float]) -> tuple[list[Callable], list[float]]:
+    """Return TRL's reward functions and weights: one per weighted term, named after it.
 
     Example:
-        >>> funcs, ws = reward_functions(OutcomeCache(), {"success": 1.0, "format": 0.2})
+        >>> funcs, ws = reward_functions({"success": 1.0, "format": 0.2})
         >>> [f.__name__ for f in funcs], ws
         (['success', 'format'], [1.0, 0.2])
+    """
+    checked = check_weights(weights)
+    return [TERMS[name] for name in checked], list(checked.values())
+
+
+def check_weights(weights: dict[str, float]) -> dict[str, float]:
+    """Return the weights as floats; a name that is not a term is an error saying which names are.
+
+    Example:
+        >>> check_weights({"success": 1, "format": 0.2})
+        {'success': 1.0, 'format': 0.2}
     """
     unknown = sorted(set(weights) - set(TERMS))
     if unknown:
         raise ValueError(f"unknown reward {unknown[0]!r} in the weights; use some of {', '.join(TERMS)}")
-    funcs = [_trl_reward(name, TERMS[name], cache) for name in weights]
-    return funcs, [float(w) for w in weights.values()]
+    return {name: float(weight) for name, weight in weights.items()}
 
 
-def _trl_reward(name: str, term: Callable[[Outcome], float], cache: OutcomeCache) -> Callable:
-    """Wrap a term as TRL calls rewards: per completion, the row's columns as keyword lists."""
+def term_values(outcome: Outcome) -> dict[str, float]:
+    """Return every term's value for one sample's outcome.
 
-    def reward(prompts, completions, **columns) -> list[float]:
-        return [term(_outcome(cache, i, prompts, completions, columns)) for i in range(len(completions))]
+    Example:
+        >>> values = term_values(_example(success=True, strict=True))
+        >>> values["success"], values["efficiency"], list(values) == list(TERMS)
+        (1.0, 0.8333, True)
+    """
+    return {name: float(term([], [], outcome=[outcome])[0]) for name, term in TERMS.items()}
 
-    reward.__name__ = name
-    return reward
 
+def weighted(values: dict[str, float], weights: dict[str, float]) -> float:
+    """Return a sample's reward from its term values: the weighted sum GRPO's advantages are computed from.
 
-def _outcome(cache: OutcomeCache, i: int, prompts, completions, columns: dict) -> Outcome:
-    """Return sample i's outcome: a whole-episode rollout's (by key) or the decision's, played at the row's state."""
-    if columns.get("episode_key"):
-        return cache.outcomes[columns["episode_key"][i]]
-    row = {key: values[i] for key, values in columns.items() if isinstance(values, list) and len(values) > i}
-    text = completions[i][0]["content"] if isinstance(completions[i], list) else completions[i]
-    expect = prompts[i] if isinstance(prompts[i], list) else None
-    return cache.decision(row, text, expect)
+    Example:
+        >>> weighted({"success": 1.0, "format": 1.0, "safety": -0.5}, {"success": 1.0, "format": 0.5})
+        1.5
+    """
+    return sum(weight * values[name] for name, weight in check_weights(weights).items())
 
 
 def _example(**fields) -> Outcome:

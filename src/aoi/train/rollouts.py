@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from aoi.agents.actions import FormatError, extract_json
 from aoi.agents.observer import NEXT_STEPS
 from aoi.models.base import Completion, Message, Model
 from aoi.models.compact import STANDARD, prompt_format
 from aoi.models.replay import ReplayModel
+from aoi.protocols import FatalEpisodeError
 from aoi.train.finisher import Finisher, surfaced
 
 TEAM = ("probe", "executor", "compressor")
@@ -79,8 +79,11 @@ def valid_decision(text: str) -> bool:
         return False
 
 
-class ReplayMismatch(RuntimeError):
-    """Replaying a recorded prefix did not bring back the recorded state (not a ModelError: the loop must not retry)."""
+class ReplayMismatch(FatalEpisodeError):
+    """Replaying a recorded prefix did not bring back the recorded state: the outcome would belong to another state.
+
+    A FatalEpisodeError, so run_episode re-raises it (not a ModelError: the loop must not retry).
+    """
 
 
 class ScriptedObserver:
@@ -143,10 +146,10 @@ def play(state: State, observer: Model, *, max_steps: int = 30, max_iterations: 
     env = make(state.problem_id, seed=state.seed, target=state.target, max_steps=max_steps)
     try:
         traj = run_episode(env, config, team(observer))
+    except ReplayMismatch as exc:
+        raise ReplayMismatch(f"{state.problem_id} seed {state.seed}: {exc}") from None
     finally:
         env.close()
-    if traj.error and traj.error.startswith(ReplayMismatch.__name__):  # the rewards would belong to another state
-        raise ReplayMismatch(f"{state.problem_id} seed {state.seed}: {traj.error}")
     return outcome_of(traj, max_steps)
 
 
@@ -201,11 +204,11 @@ def _evidence(state: State, finisher: Model) -> float:
 
 
 class OutcomeCache:
-    """Outcomes by (state, decision): every reward term of one sample reads one episode, played once."""
+    """Outcomes by (state, decision): a decision drawn again at the same state reuses its episode, played once."""
 
     def __init__(self, max_steps: int = 30):
         self.max_steps, self.played = max_steps, 0
-        self.outcomes: dict[Any, Outcome] = {}
+        self.outcomes: dict[tuple[State, str], Outcome] = {}
 
     def decision(self, row: dict, decision: str, expect: list[Message] | None = None) -> Outcome:
         """Return the outcome of playing `decision` at the row's state (played on first use)."""
@@ -215,7 +218,3 @@ class OutcomeCache:
             self.played += 1
             self.outcomes[key] = play_decision(state, decision, expect=expect, max_steps=self.max_steps)
         return self.outcomes[key]
-
-    def put(self, key: str, outcome: Outcome) -> None:
-        """Keep a whole-episode outcome under the key its rollout hands the rewards."""
-        self.outcomes[key] = outcome

@@ -1,20 +1,44 @@
 """How GRPO samples the policy's Observer decisions: through the `local:` backend, schema-constrained by default.
 
 TRL's own generation samples free text, and a small model's free decisions rarely parse: every sample of a group
-then scores alike and the group teaches nothing. `decision_rollout` is a TRL `rollout_func` that samples each decision
-with aoi.models.local (the schema mask of aoi.models.constrained, the stop at the JSON's close) and hands TRL the
-prompt ids, completion ids and the policy's own log-probabilities (from the raw logits, before the schema mask).
-`GenerativeObserver` is the same sampler as a Model, for whole-episode rollouts and the learning benchmark.
+then scores alike and the group teaches nothing. `local_draws` samples each decision of a batch with
+aoi.models.local (the schema mask of aoi.models.constrained, the stop at the JSON's close) and returns what TRL's
+rollout_func hands back: the prompt ids, completion ids and the policy's own log-probabilities (from the raw logits,
+before the schema mask); aoi.train.decisions then plays them. `GenerativeObserver` is the same sampler as a Model,
+for whole-episode rollouts, Echo's samplers and the learning benchmark; each call it answers is kept as a `Draw`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aoi.models.base import Completion, Message
 from aoi.models.compact import COMPACT
+
+
+@dataclass(frozen=True, kw_only=True)
+class Draw:
+    """One sampled decision: its prompt's and its own token ids, the behaviour log-probs and its text."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    logprobs: list[float] | None  # log pi_behaviour(token) per completion token, as the sampler recorded them
+    text: str
+    logprobs_temperature: float | None = None  # the temperature of `logprobs` (None: the sampling one; a server's: 1)
+
+
+def batch(draws: list[Draw]) -> dict[str, list]:
+    """Return draws as a TRL rollout_func hands them back: prompt ids, completion ids and log-probs per sample.
+
+    Example:
+        >>> batch([Draw(prompt_ids=[1], completion_ids=[2, 3], logprobs=[-0.5, -0.1], text="{}")])
+        {'prompt_ids': [[1]], 'completion_ids': [[2, 3]], 'logprobs': [[-0.5, -0.1]]}
+    """
+    return {"prompt_ids": [d.prompt_ids for d in draws], "completion_ids": [d.completion_ids for d in draws],
+            "logprobs": [d.logprobs for d in draws]}
 
 
 def sample_seed(*parts: Any) -> int:
@@ -46,7 +70,7 @@ class GenerativeObserver:
         self.local = LocalModel.from_loaded(model, tokenizer, name="local:policy", max_new_tokens=max_new_tokens,
                                             temperature=temperature, seed=seed, logprobs=True,
                                             constrained=constrained, progress=False)
-        self.calls: list[dict] = []
+        self.calls: list[Draw] = []
         self.decision_format = decision_format
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
@@ -56,8 +80,8 @@ class GenerativeObserver:
         # max_completion_length and temperature), or the log-probabilities would not be the policy's.
         completion = self.local.complete(messages, role=role)
         prompt_ids = self.local.encode(self.local.prompt(messages))[0].tolist()
-        self.calls.append({"prompt_ids": prompt_ids, "completion_ids": completion.meta["token_ids"],
-                           "logprobs": completion.logprobs, "text": completion.text})
+        self.calls.append(Draw(prompt_ids=prompt_ids, completion_ids=completion.meta["token_ids"],
+                               logprobs=completion.logprobs, text=completion.text))
         return completion
 
 
@@ -70,23 +94,23 @@ def policy_observer(trainer: Any, *, constrained: bool, seed: int,
                               decision_format=decision_format)
 
 
-def decision_rollout(seed: int, constrained: bool = True) -> Callable:
-    """Return a TRL rollout_func sampling one Observer decision per incoming prompt (prompts arrive repeated G times).
+def local_draws(seed: int) -> Callable:
+    """Return a sampler of one schema-constrained Observer decision per incoming prompt, by the model being trained
+    (prompts arrive repeated G times); it answers as a TRL rollout_func does (`batch`).
 
     Example:
-        >>> rollout = decision_rollout(seed=0)
-        >>> out = rollout(prompts, trainer)  # doctest: +SKIP
-        >>> sorted(out)  # doctest: +SKIP
+        >>> draw = local_draws(seed=0)
+        >>> sorted(draw(prompts, trainer))  # doctest: +SKIP
         ['completion_ids', 'logprobs', 'prompt_ids']
     """
-    batches = {"count": 0}  # rollout calls so far: each draws fresh samples, also after a resume (seeded by step)
+    batches = {"count": 0}  # calls so far: each draws fresh samples, also after a resume (seeded by step)
 
-    def rollout(prompts: list, trainer) -> dict:
+    def draw(prompts: list, trainer) -> dict:
         batches["count"] += 1
-        policy = policy_observer(trainer, constrained=constrained,
+        policy = policy_observer(trainer, constrained=True,
                                  seed=sample_seed(seed, trainer.state.global_step, batches["count"]))
         for prompt in prompts:
             policy.complete(prompt, role="observer")
-        return {name: [call[name] for call in policy.calls] for name in ("prompt_ids", "completion_ids", "logprobs")}
+        return batch(policy.calls)
 
-    return rollout
+    return draw

@@ -37,6 +37,7 @@ from aoi.models.compact import reply_schema
 from aoi.models.local import render, token_ids
 from aoi.models.vllm_client import LORA_HINT, Server, ServerError, check_server, completion_ids, prompt_logprobs
 from aoi.models.vllm_model import vllm_schema
+from aoi.train.sampling import Draw
 
 __all__ = ["AUTO", "LORA_HINT", "RAW_TEMPERATURE", "ServedObserver", "ServedPolicy", "ServerError", "check_server",
            "release_adapters", "sampler_server"]
@@ -106,14 +107,15 @@ class ServedPolicy:
 
 
 class ServedObserver:
-    """GenerativeObserver's counterpart on a server: it keeps every call's tokens and behaviour log-probs."""
+    """GenerativeObserver's counterpart on a server: it keeps every call as a Draw (tokens, behaviour log-probs)."""
 
     name = "policy"
 
     def __init__(self, policy: ServedPolicy, *, max_new_tokens: int = 256, temperature: float = 1.0,
                  constrained: bool = True, seed: int = 0):
         self.policy, self.max_new_tokens, self.temperature = policy, max_new_tokens, temperature
-        self.constrained, self.seed, self.calls = constrained, seed, []
+        self.constrained, self.seed = constrained, seed
+        self.calls: list[Draw] = []
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
                  temperature: float | None = None) -> Completion:
@@ -126,8 +128,8 @@ class ServedObserver:
                                    schema=vllm_schema(schema, self.max_new_tokens) if schema else None)
         logprobs = self.policy.score(prompt_ids, ids)
         text = self.policy.tokenizer.decode(ids, skip_special_tokens=True).strip()
-        self.calls.append({"prompt_ids": prompt_ids, "completion_ids": ids, "logprobs": logprobs, "text": text,
-                           "logprobs_temperature": RAW_TEMPERATURE})
+        self.calls.append(Draw(prompt_ids=prompt_ids, completion_ids=ids, logprobs=logprobs, text=text,
+                               logprobs_temperature=RAW_TEMPERATURE))
         return Completion(text, input_tokens=len(prompt_ids), output_tokens=len(ids), logprobs=logprobs,
                           latency=time.perf_counter() - started, meta={"model": self.policy.model, "token_ids": ids})
 

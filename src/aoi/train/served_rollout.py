@@ -1,7 +1,8 @@
 """GRPO's groups drawn on a vLLM server (`aoi train grpo --sampler-url URL|vllm`) while TRL trains on torch.
 
-`served_rollout` is a TRL rollout_func, like aoi.train.sampling.decision_rollout, but each decision is drawn on the
-server by aoi.train.served (the schema as `structured_outputs`, the behaviour log-probs from `prompt_logprobs`).
+`served_rollout` draws a batch's decisions for GRPO's rollout_func (aoi.train.decisions plays them), like
+aoi.train.sampling.local_draws, but each decision is drawn on the server by aoi.train.served (the schema as
+`structured_outputs`, the behaviour log-probs from `prompt_logprobs`).
 Before a batch is drawn at a new optimizer step, the trainer's adapter is written and loaded on the server as
 `aoi-grpo-<run>-s0-v<step>`, and the previous step's unloaded: each group is drawn by the weights being trained.
 With `vllm` as the URL a managed server on the base is started at the first batch and stopped when training ends.
@@ -18,12 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aoi.train.sampling import sample_seed
+from aoi.train.sampling import batch, sample_seed
 from aoi.train.served import ServedObserver, ServedPolicy, sampler_server
 
 
 class ServedRollout:
-    """A TRL rollout_func on a completions server; `close()` unloads the adapter and stops a server it started."""
+    """The drawing half of a TRL rollout_func, on a completions server; `close()` unloads the adapter and stops a
+    server it started."""
 
     def __init__(self, url: str, *, base: str, out: Path, seed: int, constrained: bool = True, device: str = "cpu"):
         self.url, self.base, self.out, self.seed = url, base, Path(out), seed
@@ -49,8 +51,7 @@ class ServedRollout:
             observer.complete(prompt, role="observer")
         self._record({"step": self.version, "adapter": self.policy.loaded, "decisions": len(prompts),
                       "sync_s": round(synced - started, 3), "draw_s": round(time.perf_counter() - synced, 3)})
-        return {name: [call[name] for call in observer.calls] for name in ("prompt_ids", "completion_ids",
-                                                                             "logprobs")}
+        return batch(observer.calls)
 
     def _start(self, trainer: Any) -> None:
         """Reach (or start) the server, and have the trainer close this rollout when training ends."""
@@ -91,7 +92,7 @@ class ServedRollout:
 
 def served_rollout(url: str, *, base: str, out: Path, seed: int, constrained: bool = True,
                    device: str = "cpu") -> ServedRollout:
-    """Return the rollout_func drawing GRPO's groups on the server at `url` (`vllm`: start one on `base`).
+    """Return the sampler drawing GRPO's groups on the server at `url` (`vllm`: start one on `base`).
 
     Example:
         >>> rollout = served_rollout("http://127.0.0.1:8000/v1", base="smollm2", out=Path("runs/g"), seed=0)
