@@ -14,7 +14,8 @@ phase it was in (evaluations keep their finished episodes; SFT and GRPO continue
                test); @P: the checkpoint at P% of the steps, on held-out targets (the learning curve)
   report       the table, the curve (WORK/learning_curve.png; WORK/grpo/heldout.jsonl for `aoi report WORK/grpo`)
                and the results JSON (always rewritten)
-`--phase NAME` runs one phase alone (its inputs must be done). The Observer runs on vLLM (`local:...+engine=vllm`),
+`--phase NAME` runs one phase alone (its inputs must be done). `--device cuda` trains and runs the local Observer on
+a GPU in bf16 (default cpu; benchmarks/gpu/ runs it there). The Observer runs on vLLM (`local:...+engine=vllm`),
 and GRPO draws its groups there (`--sampler-url vllm`, the trainer on torch), when aoi.models.vllm_server finds a vLLM
 python and the base is not tiny; on transformers otherwise; the run prints which.
 
@@ -76,29 +77,30 @@ def variants(size) -> dict[str, tuple[str, float | None, tuple[str, ...]]]:
     return found | {"eval-expert": ("expert", None, both)}
 
 
-def actions(work: Path, saved: dict, size, backend: str) -> dict:
+def actions(work: Path, saved: dict, size, backend: str, device: str = "cpu") -> dict:
     """Return {phase: callable} for every phase, in order."""
     seed, keys = saved["seed"], saved["keys"]
     steps = {
         "teacher": lambda: phases.teacher(work, keys, size),
         "export": lambda: phases.export(work),
-        "sft": lambda: phases.sft(work, size, seed),
-        "grpo": lambda: phases.grpo(work, size, seed, backend),
+        "sft": lambda: phases.sft(work, size, seed, device),
+        "grpo": lambda: phases.grpo(work, size, seed, backend, device),
     }
     for name, (run, share, sets) in variants(size).items():
         steps[name] = lambda run=run, share=share, sets=sets, name=name: _evaluate(work, name, run, share, sets,
-                                                                                   saved, size, backend)
+                                                                                   saved, size, backend, device)
     return steps
 
 
-def _evaluate(work: Path, name: str, run: str, share, sets, saved: dict, size, backend: str) -> dict:
+def _evaluate(work: Path, name: str, run: str, share, sets, saved: dict, size, backend: str,
+              device: str = "cpu") -> dict:
     """Evaluate one variant: the expert, the base, or a run's checkpoint at `share` of its steps."""
     step, observer = 0, "expert"
     if run != "expert":
         adapter = None
         if run != "base":
             adapter, step = phases.checkpoint_at(work / run, share)
-        observer = phases.observer_spec(size, adapter, backend)
+        observer = phases.observer_spec(size, adapter, backend, device)
     record = phases.evaluate(work, name.removeprefix("eval-"), observer, saved["keys"], size, saved["seed"], sets)
     return {**record, "run": run, "step": step, "engine": backend if run != "expert" else "expert"}
 
@@ -117,7 +119,8 @@ def report(work: Path, saved: dict, size, args) -> dict:
     data = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "commit": _commit(),
             "machine": _machine(), "load_average": {"start": saved["load_average_at_start"],
                                                     "end": os.getloadavg()},
-            "size": saved["size_name"], "settings": saved["size"], "seed": saved["seed"], "keys": saved["keys"],
+            "size": saved["size_name"], "device": args.device, "settings": saved["size"], "seed": saved["seed"],
+            "keys": saved["keys"],
             "phase_seconds": {n: records[n]["seconds"] for n in order if n in records},
             "phases_missing": [n for n in phases_in_order(size) if n not in records],
             "table": table, "curve": learning, "training": _manifests(work), "chart": str(png) if png else None,
@@ -191,6 +194,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--phase", help="run this phase alone (e.g. sft, eval-base, report)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--results", type=Path, help="results JSON (default by size; see the docstring)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                        help="SFT, GRPO and the transformers Observer's device (cuda: bf16)")
     return parser.parse_args()
 
 
@@ -203,9 +208,9 @@ def main() -> None:
                                     ROOT / "benchmarks" / "results" / f"learning{suffix}.json")
     saved, size = plan(args, name), SIZES[name]
     backend, why = engine(size.base)
-    print(f"learning benchmark: {name}, base {size.base}, seed {args.seed}, work {args.work}; Observer on {backend} "
-          f"({why})", flush=True)
-    steps, order = actions(args.work, saved, size, backend), phases_in_order(size)
+    print(f"learning benchmark: {name}, base {size.base}, seed {args.seed}, work {args.work}, device {args.device}; "
+          f"Observer on {backend} ({why})", flush=True)
+    steps, order = actions(args.work, saved, size, backend, args.device), phases_in_order(size)
     if args.phase and args.phase not in [*order, "report"]:
         sys.exit(f"error: unknown phase {args.phase!r}; use one of {', '.join([*order, 'report'])}")
     for phase in [args.phase] if args.phase else order:

@@ -75,20 +75,21 @@ def _fresh_unless_checkpoint(out: Path) -> bool:
     return bool(done)
 
 
-def sft(work: Path, size: Size, seed: int) -> dict:
-    """SFT from the base, checkpoints at the curve's shares; resumes from the newest checkpoint."""
+def sft(work: Path, size: Size, seed: int, device: str = "cpu") -> dict:
+    """SFT from the base on `device`, checkpoints at the curve's shares; resumes from the newest checkpoint."""
     from aoi.train.sft import SftOptions, train_sft
 
     out = work / "sft"
     resume = _fresh_unless_checkpoint(out)
     manifest = train_sft(SftOptions(data=work / "data", out=out, base=size.base, epochs=size.sft_epochs,
                                     learning_rate=size.sft_lr, max_length=size.sft_max_length, seed=seed,
-                                    save_steps=min(size.sft_curve), eval_every=min(size.sft_curve), resume=resume))
-    return {"resumed": resume, "steps": manifest["metrics"]["steps"]}
+                                    save_steps=min(size.sft_curve), eval_every=min(size.sft_curve), resume=resume,
+                                    device=device))
+    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "device": device}
 
 
-def grpo(work: Path, size: Size, seed: int, engine: str) -> dict:
-    """GRPO from the SFT adapter, checkpoints at the curve's shares; resumes from the newest checkpoint.
+def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") -> dict:
+    """GRPO from the SFT adapter on `device`, checkpoints at the curve's shares; resumes from the newest checkpoint.
 
     With the vLLM engine the groups are drawn on a managed vLLM server (`--sampler-url vllm`: each new adapter is
     loaded there before the next group); the trainer stays on torch."""
@@ -104,8 +105,8 @@ def grpo(work: Path, size: Size, seed: int, engine: str) -> dict:
     config.write_text(json.dumps(settings, indent=1) + "\n")
     manifest = train_grpo(GrpoOptions(data=work / "data", out=out, init=work / "sft", max_steps=size.grpo_steps,
                                       seed=seed, config=config, resume=resume,
-                                      sampler_url="vllm" if engine == "vllm" else None))
-    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "sampling": engine}
+                                      sampler_url="vllm" if engine == "vllm" else None, device=device))
+    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "sampling": engine, "device": device}
 
 
 def checkpoint_at(run: Path, share: float) -> tuple[Path, int]:
@@ -120,11 +121,19 @@ def checkpoint_at(run: Path, share: float) -> tuple[Path, int]:
     return found[step], step
 
 
-def observer_spec(size: Size, adapter: Path | None, engine: str) -> str:
-    """Return the Observer's model spec: the base, an adapter, the decision cap, and vLLM where it is used."""
+def observer_spec(size: Size, adapter: Path | None, engine: str, device: str = "cpu") -> str:
+    """Return the Observer's model spec: the base, an adapter, the decision cap, and vLLM or the device.
+
+    Example:
+        >>> from learning_plan import SIZES
+        >>> observer_spec(SIZES["quick"], None, "transformers", "cuda")
+        'local:smollm2+max_new_tokens=192+threads=1+device=cuda'
+    """
     spec = f"local:{size.base}" + (f"+adapter={adapter}" if adapter else "")
     spec += f"+max_new_tokens={size.max_new_tokens}"
-    return spec + ("+engine=vllm" if engine == "vllm" else "+threads=1")
+    if engine == "vllm":  # the server chooses its own device
+        return spec + "+engine=vllm"
+    return spec + "+threads=1" + (f"+device={device}" if device != "cpu" else "")
 
 
 def evaluate(work: Path, variant: str, observer: str, keys: dict, size: Size, seed: int,

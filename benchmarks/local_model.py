@@ -7,13 +7,15 @@ each), or N clients of one vLLM server (which batches them). Per row: seconds pe
 second (all decisions over the row's wall time), prefill and decode tokens/s per decision, and valid decisions (the
 Observer would accept them). Prefill is the prompt's forward pass (transformers: the first forward of generate; vLLM:
 its /metrics request_prefill_time, where prompt tokens found in its prefix cache are not computed again); decode is
-the rest of the decision's time over its new tokens. One uncounted decision opens each row (the schema's token
+the rest of the decision's time over its new tokens (on CUDA the prefill's end waits for the GPU: with N at once,
+for every thread's work queued by then). One uncounted decision opens each row (the schema's token
 index is built once per process; vLLM's prefix cache then holds that prompt, as an episode's later decisions find
 their prompt's beginning there). The adapter is a rank-8 LoRA on every projection with random
 weights (`--adapter DIR` takes a trained one): its speed, not its answers, is measured.
 
     nice -n 5 .venv/bin/python benchmarks/local_model.py --model smollm2 --decisions 4
     nice -n 5 .venv/bin/python benchmarks/local_model.py --engines vllm --server http://127.0.0.1:8000/v1
+    python3 benchmarks/local_model.py --engines fp32,bf16 --device cuda     # transformers on a GPU (gpu/README.md)
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class PrefillTimer:
     def __init__(self, model):
         self.first: float | None = None
         self.started = 0.0
+        self.cuda = model.device.type == "cuda"  # kernels run behind the forward's return: wait for them
         model.register_forward_pre_hook(self._before)
         model.register_forward_hook(self._after)
 
@@ -96,6 +99,10 @@ class PrefillTimer:
 
     def _after(self, module, args, output):
         if self.first is None:
+            if self.cuda:
+                import torch
+
+                torch.cuda.synchronize()
             self.first = time.perf_counter() - self.started
 
 
@@ -105,7 +112,7 @@ def transformers_decide(args, dtype: str, adapter: Path | None, copies: int):
 
     def decider():
         model = LocalModel(args.model, adapter=adapter, dtype=dtype, temperature=args.temperature,
-                           max_new_tokens=args.max_tokens, progress=False, threads=1)
+                           max_new_tokens=args.max_tokens, progress=False, threads=1, device=args.device)
         inner = model.model.get_base_model() if adapter else model.model
         timer = PrefillTimer(inner)
 
@@ -210,11 +217,13 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,4", help="comma list: episodes deciding at once")
     parser.add_argument("--adapter", type=Path, default=None, help="a trained adapter (default: a random LoRA)")
     parser.add_argument("--server", default=None, help="a vLLM server on --model (default: one started here)")
+    parser.add_argument("--device", default="cpu", help="transformers' device: cpu or cuda")
     args = parser.parse_args()
     prompts = [first_prompt(pid, pid.split("-")[-2]) for pid in args.problems.split(",")]
     adapter = args.adapter or random_adapter(args.model, Path(tempfile.mkdtemp(prefix="aoi-bench-lora-")))
     engines, levels = args.engines.split(","), [int(n) for n in args.concurrency.split(",")]
-    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", file=sys.stderr, flush=True)
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; transformers on {args.device}",
+          file=sys.stderr, flush=True)
     url, server = args.server, None
     if "vllm" in engines and url is None:
         from aoi.models.vllm_server import ManagedServer
