@@ -21,6 +21,7 @@ from aoi.models.bases import load_tokenizer
 from aoi.models.expert import ExpertModel
 from aoi.models.local import DEFAULT_MAX_NEW_TOKENS
 from aoi.problems.registry import problem_ids
+from aoi.tasks import succeeded
 from aoi.train.rollouts import team
 
 
@@ -43,9 +44,7 @@ def episodes(problems: list[str], decision_format: str, seed: int) -> list:
 
 def solved(traj) -> bool:
     """Return AIOpsLab's verdict of an episode."""
-    results = traj.results or {}
-    return results.get("Detection Accuracy") == "Correct" if "Detection Accuracy" in results \
-        else bool(results.get("success"))
+    return succeeded(traj.results)
 
 
 def figures(trajs: list, tokenizer) -> dict:

@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from aoi.problems.registry import make as make_problem
 from aoi.problems.registry import problem_ids
+from aoi.tasks import TASK_TYPES, TaskType, succeeded
 
 ROLES = ("observer", "probe", "executor", "compressor")
 
@@ -51,8 +52,7 @@ def run_case(case: tuple[str, str | None, int]) -> dict:
         results, error, traj = {}, f"{type(exc).__name__}: {exc}", None
     finally:
         env.close()
-    success = results.get("Detection Accuracy") == "Correct" if "Detection Accuracy" in results \
-        else bool(results.get("success"))
+    success = succeeded(results)
     contexts = [s.input_tokens for s in (traj.steps if traj else []) if s.role == "observer" and s.input_tokens]
     return {"id": pid, "target": target, "task": env.problem.task_type, "success": success,
             "observer_tokens": sum(contexts) / len(contexts) if contexts else 0.0,
@@ -69,7 +69,7 @@ def summary(rows: list[dict], wall: float, label: str) -> None:
           f"({3600 * len(rows) / max(wall, 1e-9):.0f} episodes/hour)")
     print(f"{'task type':<14}{'episodes':>9}{'success':>10}{'strict':>10}{'steps':>8}{'s/episode':>11}"
           f"{'observer ctx':>14}")
-    for task in ("detection", "localization", "analysis", "mitigation"):
+    for task in TASK_TYPES:
         group = by_task.get(task, [])
         if group:
             _line(task, group)
@@ -111,7 +111,7 @@ def main() -> None:
                 "other valid targets")
     if args.failures:
         for r in rows:
-            if not r["success"] or (r["task"] == "mitigation" and not r["strict"]):
+            if not r["success"] or (r["task"] == TaskType.MITIGATION and not r["strict"]):
                 print(f"  FAIL {r['id']} target={r['target']} answer={r['answer']} strict={r['strict']} "
                       f"{r['error'] or ''}")
 

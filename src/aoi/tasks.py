@@ -39,6 +39,10 @@ class TaskType(StrEnum):
     ANALYSIS = "analysis"
     MITIGATION = "mitigation"
 
+    def __repr__(self) -> str:
+        """Return the repr of the plain string, so a member reads as its string wherever a repr is written."""
+        return str.__repr__(self)
+
 
 TASK_TYPES = tuple(TaskType)  # for `in` tests on plain strings (Python 3.11's Enum refuses them)
 
@@ -168,6 +172,8 @@ def task(task_type: str) -> Task:
     Example:
         >>> task("analysis").time_key, task("detection").normalise("yes, geo"), task("localization").normalise("a, b")
         ('TTA', 'Yes', ['a', 'b'])
+        >>> task("detection").normalise(None), task("analysis").normalise({"fault_type": "Code Defect", "x": 1})
+        ('', {'fault_type': 'Code Defect'})
         >>> task("analysis").partial({"system_level_correct": True, "fault_type_correct": False})
         0.5
     """

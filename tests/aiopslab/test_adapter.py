@@ -10,16 +10,18 @@ import pytest
 from typer.testing import CliRunner
 
 from aoi.aiopslab import AOIAgent
-from aoi.aiopslab.bridge import FIRST, clean, task_info
+from aoi.aiopslab.bridge import clean, task_info
 from aoi.aiopslab.cli import aiopslab_app
 from aoi.aiopslab.runner import eval_problems, run_problem
 from aoi.config import load_config
 from aoi.env.parser import parse
 from aoi.models.registry import load_model
 from aoi.models.replay import ReplayModel
-from aoi.store.sqlite import TrajectoryStore, episode_success
+from aoi.store.sqlite import TrajectoryStore
+from aoi.tasks import succeeded
 
 ROLES = ("observer", "probe", "executor", "compressor")
+FIRST = "Please take the next action"  # AIOpsLab's first observation
 
 
 def decide(next_: str, instruction: str = "", answer=None) -> tuple[str, str]:
@@ -51,7 +53,7 @@ def replies(outcome) -> list[str]:
                                         "wrong_bin_usage-analysis-1", "misconfig_app_hotel_res-mitigation-1"])
 def test_the_expert_succeeds_through_the_stand_in(StandIn, problem_id):
     outcome, agent, traj = play(StandIn(), problem_id, load_model("expert"))
-    assert episode_success(outcome["results"]), outcome["results"]
+    assert succeeded(outcome["results"]), outcome["results"]
     sent = replies(outcome)
     assert all(parse(reply).api for reply in sent)  # every action is in AIOpsLab's strict format
     assert all(reply.startswith("```\n") and reply.endswith("\n```") for reply in sent)
@@ -79,7 +81,7 @@ def test_each_task_type_submits_positionally(StandIn, task, answer, sent):
     assert outcome["results"]["steps"] == 1 and outcome["final_state"] == "1"
     assert traj.steps[-1].action == f"```\n{sent}\n```" and traj.steps[-1].observation == "1"
     if task != "mitigation":  # the answer was right; mitigation also needs the fix
-        assert episode_success(outcome["results"])
+        assert succeeded(outcome["results"])
 
 
 def test_the_orchestrators_step_limit_ends_the_team(StandIn):

@@ -11,11 +11,13 @@ import asyncio
 import threading
 
 from aoi.aiopslab import AOIAgent
-from aoi.aiopslab.bridge import END, FIRST, REFUSED_NOTE, SUBMITTED, SUFFIX, BridgeEnv
+from aoi.aiopslab.bridge import END, REFUSED_NOTE, BridgeEnv
 from aoi.config import load_config
 from aoi.models.replay import ReplayModel
 from aoi.problems import solutions
 
+FIRST = "Please take the next action"  # AIOpsLab's orchestrator: the first observation, and every later one's end
+SUFFIX, SUBMITTED = "\n" + FIRST, "1"  # SUBMITTED: SubmissionStatus.VALID_SUBMISSION
 REFUSED_SUBMIT = "DetectionActions.submit() takes 1 positional argument but 2 were given"
 
 

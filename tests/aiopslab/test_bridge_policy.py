@@ -11,10 +11,11 @@ import threading
 
 import pytest
 
-from aoi.aiopslab.bridge import REFUSED_NOTE, SUFFIX, BridgeEnv
+from aoi.aiopslab.bridge import REFUSED_NOTE, BridgeEnv
 from aoi.problems import solutions
 
 NS = "test-hotel-reservation"
+SUFFIX = "\nPlease take the next action"  # what AIOpsLab's orchestrator appends to an observation
 PARSE_ERROR = "Error parsing response: Format validation failure."
 
 

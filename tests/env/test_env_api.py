@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from aoi.env import ENV_VERSION, Env, StepLimit, make
-from aoi.env.limits import NEXT
 from aoi.problems import solutions
 from aoi.protocols import Backend
 
+NEXT = "Please take the next action"  # AIOpsLab's orchestrator appends it to every observation but the last
 PORT_ID = "k8s_target_port-misconfig-detection-1"
 LOOK = solutions.shell("kubectl get pods -n test-social-network")
 

@@ -10,11 +10,11 @@ import json
 import pytest
 
 from aoi.env import make
-from aoi.env.core import NEXT
 from aoi.problems import make as make_problem
 from aoi.problems import solutions
 from aoi.problems.parity import PARITY
 
+NEXT = "Please take the next action"  # AIOpsLab's orchestrator appends it to every observation but the last
 NS = "test-hotel-reservation"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from aoi.env import scoring
 from aoi.env.parser import parse
-from aoi.env.scoring import count_tokens, score, success_of
+from aoi.env.scoring import count_tokens, score
 from aoi.problems import make
 from aoi.problems.oracles import OracleResult
 
@@ -44,7 +44,6 @@ def test_detection_keys_and_rules():
     assert score(problem, "Yes", TRACE, 1)["strict_success"] is True
     assert score(problem, "No", TRACE, 1)["Detection Accuracy"] == "Incorrect"
     assert score(make("noop_detection_social_network-1"), "NO", TRACE, 1)["Detection Accuracy"] == "Correct"
-    assert success_of("detection", score(problem, "yes", TRACE, 1))
 
 
 @pytest.mark.parametrize("solution", [None, [], ["Yes"], {"has_anomaly": "Yes"}, True])

@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from aoi.config import load_config
-from aoi.env.scoring import score, success_of
+from aoi.env.scoring import score
 from aoi.evaluate.baseline import baseline, constant_answer
 from aoi.evaluate.cli import report_command
 from aoi.evaluate.report import write_report
@@ -21,6 +21,7 @@ from aoi.evaluate.runner import run_eval
 from aoi.problems import make as make_problem
 from aoi.store.export import to_jsonl
 from aoi.store.sqlite import TrajectoryStore
+from aoi.tasks import succeeded
 
 from .conftest import PROBLEMS, small_run
 
@@ -110,7 +111,7 @@ def test_the_constant_answer_is_the_most_accepted_one_scored_by_aiopslab_rules()
     problems = [make_problem(*key) for key in keys]
     answer = figures["answer"]
     assert answer == constant_answer("localization", problems) and len(answer) == 1
-    expected = sum(success_of("localization", score(p, answer, [], 0.0)) for p in problems) / 3
+    expected = sum(succeeded(score(p, answer, [], 0.0)) for p in problems) / 3
     assert figures["success"] == pytest.approx(expected) and expected >= 2 / 3  # two of the keys aim at one target
     assert baseline(rows_of(list(reversed(keys)), "localization"))["localization"] == figures
 

@@ -7,11 +7,10 @@ import json
 
 import pytest
 
-from aoi.env.core import NEXT
 from aoi.store import read_jsonl, to_aiopslab_json, to_hf_dataset, to_jsonl, write_aiopslab
-from aoi.store.export import NEXT as STRIPPED
 from aoi.trajectory import Policy, Step, Trajectory
 
+NEXT = "Please take the next action"  # the line AIOpsLab's orchestrator (and aoi.env) appends
 HAS_DATASETS = importlib.util.find_spec("datasets") is not None
 
 
@@ -42,7 +41,6 @@ def test_trace_keeps_only_env_actions_in_assistant_env_pairs():
     assert trace == [{"role": "assistant", "content": 'exec_shell("kubectl get pods")'},
                      {"role": "env", "content": "NAME READY\ngeo-1 0/1"},
                      {"role": "assistant", "content": 'submit("Yes")'}, {"role": "env", "content": "1"}]
-    assert STRIPPED == "\n" + NEXT  # what aoi.env.core appends to observations
 
 
 def test_write_aiopslab_names_the_file_like_aiopslab(tmp_path):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aoi.store.signals import episode_signals, partial_credit
+from aoi.store.signals import episode_signals
 from aoi.trajectory import Policy, Step, Trajectory
 
 
@@ -30,8 +30,3 @@ def test_an_episode_ended_by_an_error_says_so():
     signals = episode_signals(episode(error="ModelError: 401", results={}))
     assert signals["ended_by_error"] is True and signals["success"] is False and signals["ttx"] is None
 
-
-def test_partial_credit_stays_in_zero_one():
-    assert partial_credit("localization", {"Localization Accuracy": 250.0}) == 1.0
-    assert partial_credit("localization", {"Localization Accuracy": None}) == 0.0
-    assert partial_credit("analysis", {"system_level_correct": True, "fault_type_correct": True}) == 1.0

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from aoi.store import SCHEMA_VERSION, StoreError, TrajectoryStore, episode_success
+from aoi.store import SCHEMA_VERSION, StoreError, TrajectoryStore
 from aoi.trajectory import Policy, Step, Trajectory
 
 
@@ -74,14 +74,6 @@ def test_summaries_carry_columns_without_steps(store):
     assert row["success"] is True and row["strict_success"] is False
     assert (row["steps_count"], row["input_tokens"], row["output_tokens"]) == (2, 10, 3)
     assert "data" not in row
-
-
-@pytest.mark.parametrize("results, expected", [
-    ({"Detection Accuracy": "Correct"}, True), ({"Detection Accuracy": "Incorrect"}, False),
-    ({"Detection Accuracy": "Invalid Format"}, False), ({"Localization Accuracy": 100.0, "success": True}, True),
-    ({"success": False, "is_subset": True}, False), ({}, False), (None, False)])
-def test_success_is_derived_from_results(results, expected):
-    assert episode_success(results) is expected
 
 
 def test_wal_mode_and_schema_version(store):

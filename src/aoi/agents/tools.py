@@ -24,12 +24,12 @@ from aoi.safety.audit import AuditLog
 from aoi.safety.exports import REFUSED, Exports
 from aoi.safety.gate import FORBIDDEN, check, screen
 from aoi.safety.shellwords import Refused
+from aoi.tasks import NEXT_SUFFIX
 
 TOOLS = Path(__file__).with_name("tools.yaml")
 FINISH = "finish"  # the sub-agents' last call: the loop ends the role with its arguments as the report
 SUB_AGENTS = {"probe": Role.PROBE, "execute": Role.EXECUTOR}  # the Observer's tools that dispatch a sub-agent
 MAY_MUTATE = (Role.OBSERVER, Role.EXECUTOR)  # the Probe cannot even declare a tool that changes the system
-NEXT = "\nPlease take the next action"
 DRY_RUN_VERBS = ("patch", "scale", "set", "label", "annotate", "delete", "create", "apply", "replace")
 
 
@@ -105,7 +105,7 @@ class Channel:
     def act(self, action: str, role: str) -> str:
         """Run one environment action and return its observation without the next-action prompt."""
         observation = self.step(action, role)
-        return observation[: -len(NEXT)] if observation.endswith(NEXT) else observation
+        return observation.removesuffix(NEXT_SUFFIX)
 
     def call(self, role: str, api: str, *args) -> ToolResult:
         """Run one environment API (noting telemetry exports read_file may open later)."""

@@ -13,19 +13,15 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from aoi.env.parser import ParsedAction, ParseError, parse
-from aoi.problems.model import TASK_TYPES
 from aoi.safety import exports, gate
+from aoi.tasks import NEXT_ACTION, NEXT_SUFFIX, SUBMITTED, TASK_TYPES, TASKS, TaskType
 
-FIRST = "Please take the next action"
-SUFFIX = "\n" + FIRST
-SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALID_SUBMISSION)
 ENDED = ("The orchestrator ended the episode (AIOpsLab took its last step or stopped); nothing more can run. "
          "Finish now.")
 LAST_STEP = "This was the last step AIOpsLab allows; its result is not shown. Finish now."
 REFUSED_NOTE = "[AOI refused this action before it reached AIOpsLab]"
 ENV_VERSION = "aiopslab"  # the environment is AIOpsLab's own: aoi.env.ENV_VERSION does not describe it
 END = object()  # sentinel: no more actions (worker done) / no more observations (orchestrator done)
-SUBMIT_ARGS = (("has_anomaly", "detection"), ("faulty_components", "localization"), ("analysis", "analysis"))
 
 
 @dataclass(frozen=True)
@@ -42,13 +38,13 @@ def clean(observation) -> str:
     """Return an observation as text without AIOpsLab's next-action suffix (None and non-strings tolerated).
 
     Example:
-        >>> clean("pod/geo-1 Running\\nPlease take the next action"), clean(None), clean(FIRST)
+        >>> clean("pod/geo-1 Running\\nPlease take the next action"), clean(None), clean(NEXT_ACTION)
         ('pod/geo-1 Running', '', '')
     """
     text = "" if observation is None else observation if isinstance(observation, str) else str(observation)
-    if text == FIRST:
+    if text == NEXT_ACTION:
         return ""
-    return text.removesuffix(SUFFIX)
+    return text.removesuffix(NEXT_SUFFIX)
 
 
 def task_info(problem_id: str | None, description: str, apis: dict | None) -> object:
@@ -77,14 +73,15 @@ def _inferred(problem_id: str | None, description: str, apis: dict | None) -> Ta
         if task in words:
             return TaskInfo(problem_id, task)
     submit = str((apis or {}).get("submit", ""))
-    for argument, task in SUBMIT_ARGS:
-        if argument in submit:
-            return TaskInfo(problem_id or "aiopslab", task)
+    for declared in TASKS.values():  # its submit's parameter: has_anomaly, faulty_components, analysis
+        if declared.argument and declared.argument in submit:
+            return TaskInfo(problem_id or "aiopslab", declared.type)
     text = description.lower()
-    for needle, task in (("mitigat", "mitigation"), ("root cause", "analysis"), ("locali", "localization")):
+    for needle, task in (("mitigat", TaskType.MITIGATION), ("root cause", TaskType.ANALYSIS),
+                         ("locali", TaskType.LOCALIZATION)):
         if needle in text:
             return TaskInfo(problem_id or "aiopslab", task)
-    return TaskInfo(problem_id or "aiopslab", "mitigation" if "submit()" in submit else "detection")
+    return TaskInfo(problem_id or "aiopslab", TaskType.MITIGATION if "submit()" in submit else TaskType.DETECTION)
 
 
 def _parsed(action_text: str) -> ParsedAction | None:
@@ -154,7 +151,7 @@ class BridgeEnv:
         info = {"steps": self.steps, "role": role, "sent": refusal is None}
         if self.done:
             return observation, 0.0, accepted, not accepted, info
-        return observation + SUFFIX, 0.0, False, False, info
+        return observation + NEXT_SUFFIX, 0.0, False, False, info
 
     def _exchange(self, sent: str, submitted: bool) -> str:
         """Count the step, hand the reply to AIOpsLab and return its answer (none comes after the last step)."""

@@ -18,7 +18,8 @@ from pathlib import Path
 from aoi.aiopslab.agent import AOIAgent
 from aoi.config import RunConfig
 from aoi.models.base import Model
-from aoi.store.sqlite import TrajectoryStore, episode_success
+from aoi.store.sqlite import TrajectoryStore
+from aoi.tasks import succeeded
 
 INSTALL = ("AIOpsLab is not installed in this Python environment. To run AOI inside it: "
            "git clone --recurse-submodules https://github.com/microsoft/AIOpsLab && cd AIOpsLab && "
@@ -135,7 +136,7 @@ def episode_record(problem_id: str, attempt: int, max_steps: int, outcome: dict,
                    error: str | None) -> dict:
     """Return the JSON-ready record of one episode: AIOpsLab's outcome and AOI's trajectory side by side."""
     return {"problem_id": problem_id, "task_type": traj.task_type, "attempt": attempt, "agent": "aoi",
-            "max_steps": max_steps, "success": episode_success(outcome.get("results")), "error": error,
+            "max_steps": max_steps, "success": succeeded(outcome.get("results")), "error": error,
             "env_version": traj.env_version,
             "aiopslab": {"results": outcome.get("results"), "history": [_item(i) for i in outcome.get("history", [])],
                          "final_state": outcome.get("final_state"),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from aoi import runtime_dirs
 from aoi.env import shell, submission, telemetry
-from aoi.env.limits import NEXT, StepLimit  # noqa: F401 - NEXT stays importable here (aoi.env.core.NEXT)
+from aoi.env.limits import StepLimit
 from aoi.env.parser import ParseError, parse
 from aoi.env.prompts import task_prompt
 from aoi.env.roles import ROLES, SUBMITTERS
@@ -22,8 +22,8 @@ from aoi.problems.registry import make as make_problem
 from aoi.problems.scenarios import register as register_scenarios
 from aoi.safety.gate import MAX_COMMAND
 from aoi.safety.policy import one_line
+from aoi.tasks import SUBMITTED, TaskType, succeeded
 
-SUBMITTED = "1"  # what AIOpsLab records for a submission (SubmissionStatus.VALID_SUBMISSION)
 SECONDS_PER_STEP = 15.0
 MAX_ACTION = 2 * MAX_COMMAND  # characters of reply text parsed per step; longer replies are refused unparsed
 MAX_TIMEOUT = 120.0  # wall seconds one exec_shell command may run
@@ -192,7 +192,7 @@ class Env:
         info["results"] = self.results
         info["wall_seconds"] = round(time.monotonic() - self.wall_started, 3)
         self.done = True
-        return 1.0 if self.results.get("success") or self.results.get("Detection Accuracy") == "Correct" else 0.0
+        return float(succeeded(self.results))
 
     def close(self) -> None:
         """Stop the backend and remove the episode folder when it was a temporary one."""
@@ -289,7 +289,7 @@ class Env:
         from aoi.env.verdict import judge_mitigation
 
         duration = self.backend.now() - self.started_at  # AIOpsLab ends the session before its eval runs
-        if self.problem.task_type != "mitigation":
+        if self.problem.task_type != TaskType.MITIGATION:
             return score(self.problem, solution, self.trace, duration, accepted=self.accepted)
         mitigation, settled = judge_mitigation(self.problem, self.backend)
         results = score(self.problem, solution, self.trace, duration, mitigation, accepted=self.accepted)

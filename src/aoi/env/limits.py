@@ -7,7 +7,8 @@ does both, so the Env inside knows nothing of budgets.
 
 from __future__ import annotations
 
-NEXT = "Please take the next action"
+from aoi.tasks import NEXT_SUFFIX
+
 OWN = ("env", "max_steps")  # the wrapper's attributes; every other one is the env's
 
 
@@ -57,7 +58,7 @@ class StepLimit:
             return observation, reward, terminated, truncated, info
         if self.env.steps >= self.max_steps:
             return observation, self.env.end(info), False, True, info
-        return f"{observation}\n{NEXT}", reward, False, False, info
+        return f"{observation}{NEXT_SUFFIX}", reward, False, False, info
 
     def close(self) -> None:
         """Close the env inside."""

@@ -13,8 +13,17 @@ from typing import Any
 from aoi.models.tokens import count_tokens
 from aoi.problems.model import Problem
 from aoi.problems.oracles import OracleResult
-
-TIME_KEYS = {"detection": "TTD", "localization": "TTL", "analysis": "TTA", "mitigation": "TTM"}
+from aoi.tasks import (
+    CORRECT,
+    DETECTION_ACCURACY,
+    FAULT_TYPE_CORRECT,
+    INVALID_FORMAT,
+    LOCALIZATION_ACCURACY,
+    SUCCESS,
+    SYSTEM_LEVEL_CORRECT,
+    TaskType,
+    task,
+)
 
 
 def _items(trace: Iterable) -> list[tuple[str, str]]:
@@ -50,8 +59,8 @@ def detection_accuracy(solution: Any, expected: str) -> str:
         ('Correct', 'Incorrect', 'Invalid Format')
     """
     if not isinstance(solution, str):
-        return "Invalid Format"
-    return "Correct" if solution.strip().lower() == expected.lower() else "Incorrect"
+        return INVALID_FORMAT
+    return CORRECT if solution.strip().lower() == expected.lower() else "Incorrect"
 
 
 def _members(solution: Any) -> tuple[set, int]:
@@ -106,21 +115,14 @@ def strict_answer(problem: Problem, solution: Any) -> bool:
         False
     """
     expected = problem.answers
-    if problem.task_type == "detection":
+    if problem.task_type == TaskType.DETECTION:
         return solution == expected.detection
-    if problem.task_type == "localization":
+    if problem.task_type == TaskType.LOCALIZATION:
         return ([solution] if isinstance(solution, str) else solution) == list(expected.localization[:1])
-    if problem.task_type == "analysis":
+    if problem.task_type == TaskType.ANALYSIS:
         return isinstance(solution, dict) and (solution.get("system_level"), solution.get("fault_type")) == (
             expected.system_level, expected.fault_type)
     raise ValueError(f"{problem.id} is a {problem.task_type} problem; its strict verdict comes from the oracle")
-
-
-def success_of(task_type: str, results: dict) -> bool:
-    """Return whether AIOpsLab's results count as a success (detection has no `success` key of its own)."""
-    if task_type == "detection":
-        return results["Detection Accuracy"] == "Correct"
-    return bool(results["success"])
 
 
 def score(problem: Problem, solution: Any, trace: Iterable, duration: float,
@@ -139,39 +141,39 @@ def score(problem: Problem, solution: Any, trace: Iterable, duration: float,
         ([('Detection Accuracy', 'Incorrect'), ('TTD', 2.5), ('steps', 1)], False)
     """
     trace = list(trace)
-    common = {TIME_KEYS[problem.task_type]: duration, "steps": steps(trace), "in_tokens": in_tokens(trace),
+    common = {task(problem.task_type).time_key: duration, "steps": steps(trace), "in_tokens": in_tokens(trace),
               "out_tokens": out_tokens(trace)}
     return {**_RESULTS[problem.task_type](problem, solution, common, mitigation), "strict_success": _strict(
         problem, solution, mitigation, accepted)}
 
 
 def _strict(problem: Problem, solution: Any, mitigation: OracleResult | None, accepted: bool) -> bool:
-    if problem.task_type == "mitigation":
+    if problem.task_type == TaskType.MITIGATION:
         return mitigation is not None and mitigation.ok
     return accepted and strict_answer(problem, solution)
 
 
 def _detection(problem: Problem, solution: Any, common: dict, mitigation) -> dict:
-    return {"Detection Accuracy": detection_accuracy(solution, problem.answers.detection), **common}
+    return {DETECTION_ACCURACY: detection_accuracy(solution, problem.answers.detection), **common}
 
 
 def _localization(problem: Problem, solution: Any, common: dict, mitigation) -> dict:
     if solution is None:  # AIOpsLab records these three before the common keys in this case
-        return {"Localization Accuracy": 0.0, "success": False, "is_subset": False, **common}
+        return {LOCALIZATION_ACCURACY: 0.0, SUCCESS: False, "is_subset": False, **common}
     accuracy, success, subset = localization_accuracy(solution, problem.answers.localization)
-    return {"Localization Accuracy": accuracy, **common, "success": success, "is_subset": subset}
+    return {LOCALIZATION_ACCURACY: accuracy, **common, SUCCESS: success, "is_subset": subset}
 
 
 def _analysis(problem: Problem, solution: Any, common: dict, mitigation) -> dict:
     level, kind = analysis_correct(solution, problem.answers.system_level, problem.answers.fault_type)
-    return {"system_level_correct": level, "fault_type_correct": kind, "success": level and kind, **common}
+    return {SYSTEM_LEVEL_CORRECT: level, FAULT_TYPE_CORRECT: kind, SUCCESS: level and kind, **common}
 
 
 def _mitigation(problem: Problem, solution: Any, common: dict, mitigation: OracleResult | None) -> dict:
     if mitigation is not None and mitigation.parity is None:
         raise ValueError("score() needs both verdicts for mitigation: pass aoi.problems.oracles.judge(problem, kube)")
-    return {**common, "success": bool(mitigation and mitigation.parity)}
+    return {**common, SUCCESS: bool(mitigation and mitigation.parity)}
 
 
-_RESULTS = {"detection": _detection, "localization": _localization, "analysis": _analysis,
-            "mitigation": _mitigation}
+_RESULTS = {TaskType.DETECTION: _detection, TaskType.LOCALIZATION: _localization, TaskType.ANALYSIS: _analysis,
+            TaskType.MITIGATION: _mitigation}

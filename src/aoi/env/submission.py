@@ -5,49 +5,16 @@ it with the parsed arguments (orchestrator.py:130). `submit` is a static method 
 but Python's own call rules (actions/{detection,localization,analysis,mitigation}.py:16-30), so a wrong argument
 count or an unknown keyword raises TypeError, whose text is the observation (orchestrator.py:137-138); the loop goes
 on (orchestrator.py:168-173) and the step counts, while the stored solution stays. Wrong *types* are accepted and
-judged by the task's eval ("Invalid Format", 0.0, False). The classes below carry AIOpsLab's class and parameter
-names so that Python words the TypeError exactly as it does there (Python 3.11: "<Class>.submit() takes ...").
+judged by the task's eval ("Invalid Format", 0.0, False). The signatures are declared in aoi.tasks with AIOpsLab's
+class and parameter names, so that Python words the TypeError exactly as it does there (Python 3.11:
+"<Class>.submit() takes ...").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-
-class DetectionActions:
-    """Detection's submit signature."""
-
-    @staticmethod
-    def submit(has_anomaly):
-        """Accept "Yes" or "No" (any value passes; the eval judges it)."""
-
-
-class LocalizationActions:
-    """Localization's submit signature."""
-
-    @staticmethod
-    def submit(faulty_components):
-        """Accept a list of service names (any value passes; the eval judges it)."""
-
-
-class AnalysisActions:
-    """Analysis's submit signature."""
-
-    @staticmethod
-    def submit(analysis):
-        """Accept a dict with system_level and fault_type (any value passes; the eval judges it)."""
-
-
-class MitigationActions:
-    """Mitigation's submit signature: no argument."""
-
-    @staticmethod
-    def submit():
-        """Accept the end of a mitigation."""
-
-
-SUBMITS = {"detection": DetectionActions.submit, "localization": LocalizationActions.submit,
-           "analysis": AnalysisActions.submit, "mitigation": MitigationActions.submit}
+from aoi.tasks import task
 
 
 def refusal(task_type: str, args: list, kwargs: dict) -> str | None:
@@ -60,7 +27,7 @@ def refusal(task_type: str, args: list, kwargs: dict) -> str | None:
         'MitigationActions.submit() takes 0 positional arguments but 1 was given'
     """
     try:
-        SUBMITS[task_type](*args, **kwargs)
+        task(task_type).submit(*args, **kwargs)
     except TypeError as exc:
         return str(exc)
     return None

@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 from collections import Counter
 
-from aoi.env.scoring import score, success_of
+from aoi.env.scoring import score
 from aoi.evaluate.metrics import group_by, mean
 from aoi.evaluate.render import Section, Table
 from aoi.problems import Problem
 from aoi.problems import make as make_problem
+from aoi.tasks import TaskType, succeeded
 
 NO_CONSTANT = "n/a: a mitigation is a change to the system, not an answer"
 
@@ -46,12 +47,12 @@ def constant_answer(task_type: str, problems: list[Problem]):
         >>> constant_answer("mitigation", problems) is None
         True
     """
-    if task_type == "detection":
+    if task_type == TaskType.DETECTION:
         return "Yes"
-    if task_type == "localization":
+    if task_type == TaskType.LOCALIZATION:
         names = Counter(name for p in problems for name in dict.fromkeys(p.answers.localization))
         return [_most(names)] if names else None
-    if task_type == "analysis" and problems:
+    if task_type == TaskType.ANALYSIS and problems:
         level, kind = _most(Counter((p.answers.system_level, p.answers.fault_type) for p in problems))
         return {"system_level": level, "fault_type": kind}
     return None
@@ -66,7 +67,7 @@ def scored(problem: Problem, answer) -> tuple[bool, bool]:
         (False, False)
     """
     results = score(problem, answer, [], 0.0)
-    return success_of(problem.task_type, results), bool(results["strict_success"])
+    return succeeded(results), bool(results["strict_success"])
 
 
 def task_baseline(task_type: str, rows: list[dict]) -> dict:
@@ -78,7 +79,7 @@ def task_baseline(task_type: str, rows: list[dict]) -> dict:
     figures = {"answer": answer, "problems": len(problems), "unknown": len(keys) - len(problems)}
     if answer is None or not problems:
         return figures | {"success": None, "strict_success": None,
-                          **({"note": NO_CONSTANT} if task_type == "mitigation" else {})}
+                          **({"note": NO_CONSTANT} if task_type == TaskType.MITIGATION else {})}
     verdicts = [scored(problem, answer) for problem in problems]
     return figures | {"success": mean(v[0] for v in verdicts), "strict_success": mean(v[1] for v in verdicts)}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from aoi.env.scoring import TIME_KEYS
+from aoi.tasks import TASK_TYPES
 
 
 def _pct(name: str) -> Callable[[dict], float]:
@@ -27,7 +27,7 @@ METRICS: tuple[tuple[str, Callable[[dict], float]], ...] = (
 def _groups(figures: list[dict]) -> list[str]:
     """Return overall, then every task type any run has, in AIOpsLab's order."""
     seen = {t for f in figures for t in f["by_task_type"]}
-    return ["overall", *[t for t in TIME_KEYS if t in seen], *sorted(seen - set(TIME_KEYS))]
+    return ["overall", *[str(t) for t in TASK_TYPES if t in seen], *sorted(seen - set(TASK_TYPES))]
 
 
 def _stats(figures: dict, group: str) -> dict | None:

@@ -9,10 +9,9 @@ invalid), `wrong_answer` (a well-formed submission, judged wrong). Step issues c
 
 from __future__ import annotations
 
-from aoi.store.sqlite import episode_success
+from aoi.tasks import DETECTION_ACCURACY, INVALID_FORMAT, SUBMITTED, TaskType, succeeded
 from aoi.trajectory import Trajectory
 
-SUBMITTED = "1"  # the observation AIOpsLab (and our env) returns for an accepted submission
 REASONS = ("model_error", "budget_exhausted", "approval_denied", "format_error", "wrong_answer")
 ISSUES = {"format_error": ("format_error",), "tool_error": ("error", "refused"),
           "approval_denied": ("approval_denied",),
@@ -54,15 +53,15 @@ def failure_reason(traj: Trajectory) -> str | None:
         >>> failure_reason(Trajectory("p", "detection", results={"Detection Accuracy": "Incorrect"}))
         'budget_exhausted'
     """
-    if episode_success(traj.results):
+    if succeeded(traj.results):
         return None
     if traj.error:
         return "model_error"
     if not submitted(traj):
         return "budget_exhausted"
-    if traj.task_type == "mitigation" and step_issues(traj)["approval_denied"]:
+    if traj.task_type == TaskType.MITIGATION and step_issues(traj)["approval_denied"]:
         return "approval_denied"
-    if traj.results.get("Detection Accuracy") == "Invalid Format":
+    if traj.results.get(DETECTION_ACCURACY) == INVALID_FORMAT:
         return "format_error"
     return "wrong_answer"
 

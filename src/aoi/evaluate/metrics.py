@@ -10,13 +10,12 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from aoi.env.scoring import TIME_KEYS
-from aoi.store.sqlite import episode_success
+from aoi.tasks import TASK_TYPES
 
 MEANS = ("ttx", "steps", "model_steps", "in_tokens", "out_tokens", "model_in_tokens", "model_out_tokens", "seconds")
 
-__all__ = ["MEANS", "TIME_KEYS", "avg_at_k", "best_at_k", "episode_success", "forced", "group_by", "group_stats",
-           "mean", "outcomes", "std_over_attempts", "summarize", "time_key"]
+__all__ = ["MEANS", "avg_at_k", "best_at_k", "forced", "group_by", "group_stats", "mean", "outcomes",
+           "std_over_attempts", "summarize"]
 
 
 def avg_at_k(outcomes: list[list[bool]]) -> float:
@@ -65,16 +64,6 @@ def std_over_attempts(outcomes: list[list[bool]]) -> float:
     k = max((len(a) for a in outcomes), default=0)
     rates = [avg_at_k([[a[j]] for a in outcomes if len(a) > j]) for j in range(k)]
     return statistics.pstdev(rates) if len(rates) > 1 else 0.0
-
-
-def time_key(task_type: str) -> str:
-    """Return AIOpsLab's time key of a task type (TTD, TTL, TTA or TTM).
-
-    Example:
-        >>> time_key("localization")
-        'TTL'
-    """
-    return TIME_KEYS[task_type]
 
 
 def mean(values: Iterable[float | None]) -> float:
@@ -164,7 +153,7 @@ def summarize(rows: list[dict]) -> dict:
         (['by_family', 'by_task_type', 'overall'], ['analysis'])
     """
     by_task = group_by(rows, "task_type")
-    order = [t for t in TIME_KEYS if t in by_task] + sorted(t for t in by_task if t not in TIME_KEYS)
+    order = [str(t) for t in TASK_TYPES if t in by_task] + sorted(t for t in by_task if t not in TASK_TYPES)
     return {"overall": group_stats(rows),
             "by_task_type": {t: group_stats(by_task[t]) for t in order},
             "by_family": {f: group_stats(g)

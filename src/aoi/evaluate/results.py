@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from aoi.evaluate.failures import failure_reason, step_issues
-from aoi.evaluate.metrics import episode_success, time_key
+from aoi.tasks import succeeded, task
 from aoi.trajectory import Trajectory
 
 REQUIRED = ("problem_id", "task_type", "attempt", "success")
@@ -43,9 +43,9 @@ def result_row(traj: Trajectory, **extra) -> dict:
     model_in, model_out = traj.tokens()
     return {"problem_id": traj.problem_id, "task_type": traj.task_type, "family": traj.family, **extra,
             "target": traj.target, "attempt": traj.attempt, "seed": traj.seed, "model": traj.policy.model,
-            "success": episode_success(results), "strict_success": bool(traj.strict_success),
+            "success": succeeded(results), "strict_success": bool(traj.strict_success),
             "forced_submit": traj.forced_submit, "results": results,
-            "ttx": results.get(time_key(traj.task_type)), "steps": results.get("steps"),
+            "ttx": results.get(task(traj.task_type).time_key), "steps": results.get("steps"),
             "in_tokens": results.get("in_tokens"), "out_tokens": results.get("out_tokens"),
             "model_steps": len(traj.steps), "model_in_tokens": model_in, "model_out_tokens": model_out,
             "seconds": round(max(traj.ended_at - traj.started_at, 0.0), 3), "failure": failure_reason(traj),

@@ -119,7 +119,7 @@ def _models(traj) -> str:
 
 def header_rows(traj) -> list[tuple[str, str]]:
     """Return the header of a trajectory: what ran, on what, with which models, and the verdicts."""
-    from aoi.store.sqlite import episode_success
+    from aoi.tasks import succeeded
 
     inputs, outputs = traj.tokens()
     seconds = max(traj.ended_at - traj.started_at, 0)
@@ -129,7 +129,7 @@ def header_rows(traj) -> list[tuple[str, str]]:
             ("run", f"{traj.backend}, seed {traj.seed}, attempt {traj.attempt}, started {_when(traj.started_at)} UTC, "
                     f"{seconds:.1f} s"),
             ("model(s)", _models(traj)),
-            ("success", f"parity {_verdict(episode_success(traj.results))}, strict {_verdict(traj.strict_success)}"),
+            ("success", f"parity {_verdict(succeeded(traj.results))}, strict {_verdict(traj.strict_success)}"),
             ("results", json.dumps(traj.results, default=str)), ("model tokens", f"{inputs} in, {outputs} out")]
     return rows + ([("error", traj.error)] if traj.error else [])
 

@@ -16,11 +16,10 @@ from pathlib import Path
 import orjson
 
 from aoi import protocols
-from aoi.store.sqlite import episode_success
+from aoi.tasks import NEXT_SUFFIX, succeeded
 from aoi.trajectory import Step, Trajectory
 
 ENV_ROLES = frozenset(role for role in protocols.ENV_ROLES if role is not None)
-NEXT = "\nPlease take the next action"  # aoi.env.core appends it to observations; AIOpsLab's trace has it not
 _JSON = orjson.OPT_NON_STR_KEYS
 
 
@@ -40,7 +39,7 @@ def aiopslab_trace(traj: Trajectory) -> list[dict]:
     """Rebuild AIOpsLab's session trace (assistant/env pairs) from the env actions of a trajectory."""
     trace = []
     for step in filter(is_env_step, traj.steps):
-        observation = step.observation.removesuffix(NEXT)
+        observation = step.observation.removesuffix(NEXT_SUFFIX)  # AIOpsLab's trace has it not
         trace += [{"role": "assistant", "content": step.action}, {"role": "env", "content": observation}]
     return trace
 
@@ -118,7 +117,7 @@ def hf_row(traj: Trajectory) -> dict:
     for key in ("submission", "results", "config"):
         data[key] = orjson.dumps(data[key], default=str, option=_JSON).decode()
     return {**data, "model": policy["model"], "adapter": policy["adapter"], "version": policy["version"],
-            "success": episode_success(traj.results)}
+            "success": succeeded(traj.results)}
 
 
 def to_hf_dataset(trajs: Iterable[Trajectory]):

@@ -1,5 +1,5 @@
 """The reward signals of a finished episode, read from its trajectory: the one place training and datasets get them
-(it lives below both in the layers, beside `episode_success`, so aoi.train and aoi.data can import it).
+(it lives below both in the layers, so aoi.train and aoi.data can import it).
 
 Every signal comes from what the environment judged or what the steps record, never from another model: AIOpsLab's
 verdict (`success`), the strict oracle (`strict_success`), partial credit from AIOpsLab's own result keys, the
@@ -9,36 +9,13 @@ simulated time and environment steps to the answer, and the counts of malformed,
 from __future__ import annotations
 
 from aoi.protocols import Status
-from aoi.store.sqlite import episode_success
+from aoi.tasks import partial_credit, succeeded, task
 from aoi.trajectory import Trajectory
 
-TIME_KEYS = {"detection": "TTD", "localization": "TTL", "analysis": "TTA", "mitigation": "TTM"}
 # Step statuses a signal counts (a Status equals its plain string, so old stores' strings count too).
 FORMAT_ERRORS = (Status.FORMAT_ERROR,)
 REFUSED = (Status.REFUSED,)
 DENIED = (Status.APPROVAL_DENIED,)
-
-
-def partial_credit(task_type: str, results: dict | None) -> float:
-    """Return the share of the answer that was right, in [0, 1], from AIOpsLab's result keys.
-
-    Localization scores AIOpsLab's `Localization Accuracy` (a percentage); analysis scores half for each of the
-    system level and the fault type; detection and mitigation are all or nothing.
-
-    Example:
-        >>> partial_credit("analysis", {"system_level_correct": True, "fault_type_correct": False})
-        0.5
-        >>> partial_credit("localization", {"Localization Accuracy": 50.0, "success": False})
-        0.5
-        >>> partial_credit("detection", {"Detection Accuracy": "Correct"}), partial_credit("mitigation", {})
-        (1.0, 0.0)
-    """
-    results = results or {}
-    if task_type == "localization" and "Localization Accuracy" in results:
-        return min(max(float(results["Localization Accuracy"] or 0.0) / 100.0, 0.0), 1.0)
-    if task_type == "analysis" and ("system_level_correct" in results or "fault_type_correct" in results):
-        return (bool(results.get("system_level_correct")) + bool(results.get("fault_type_correct"))) / 2
-    return float(episode_success(results))
 
 
 def _count(traj: Trajectory, statuses: tuple[str, ...], role: str | None = None) -> int:
@@ -58,8 +35,8 @@ def episode_signals(traj: Trajectory) -> dict:
         (False, 0.5, 90.0, 6, 1)
     """
     results = traj.results or {}
-    return {"success": episode_success(results), "strict_success": bool(traj.strict_success),
-            "partial": partial_credit(traj.task_type, results), "ttx": results.get(TIME_KEYS.get(traj.task_type, "")),
+    return {"success": succeeded(results), "strict_success": bool(traj.strict_success),
+            "partial": partial_credit(traj.task_type, results), "ttx": results.get(task(traj.task_type).time_key),
             "env_steps": results.get("steps"), "model_calls": sum(1 for step in traj.steps if step.messages),
             "format_errors": _count(traj, FORMAT_ERRORS),
             "observer_format_errors": _count(traj, FORMAT_ERRORS, "observer"), "refused": _count(traj, REFUSED),

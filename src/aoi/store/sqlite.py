@@ -19,6 +19,7 @@ from pathlib import Path
 import orjson
 
 from aoi.store import messages
+from aoi.tasks import succeeded
 from aoi.trajectory import Trajectory
 
 COLUMNS = ("id", "problem_id", "task_type", "family", "target", "backend", "seed", "attempt", "model", "adapter",
@@ -47,21 +48,6 @@ class StoreError(RuntimeError):
     """The store cannot be used as asked (a newer schema, no WAL support)."""
 
 
-def episode_success(results: dict | None) -> bool:
-    """Return whether AIOpsLab's results count as a success (`success`, or `Detection Accuracy == "Correct"`).
-
-    Example:
-        >>> episode_success({"Detection Accuracy": "Correct", "TTD": 3.0})
-        True
-        >>> episode_success({"success": False}), episode_success({})
-        (False, False)
-    """
-    results = results or {}
-    if "success" in results:
-        return bool(results["success"])
-    return results.get("Detection Accuracy") == "Correct"
-
-
 def _row(traj: Trajectory) -> tuple[tuple, dict[str, bytes]]:
     """Return the column values of one trajectory (COLUMNS order) and the message bodies its steps reference."""
     tokens_in, tokens_out = traj.tokens()
@@ -72,7 +58,7 @@ def _row(traj: Trajectory) -> tuple[tuple, dict[str, bytes]]:
     bodies = messages.detach(record)
     data = zlib.compress(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS), messages.LEVEL)
     return (traj.id, traj.problem_id, traj.task_type, traj.family, traj.target, traj.backend, traj.seed,
-            traj.attempt, traj.policy.model, traj.policy.adapter, int(episode_success(traj.results)), strict,
+            traj.attempt, traj.policy.model, traj.policy.adapter, int(succeeded(traj.results)), strict,
             traj.started_at, traj.ended_at, len(traj.steps), tokens_in, tokens_out, traj.error, data), bodies
 
 

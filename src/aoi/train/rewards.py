@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from aoi.env.core import SECONDS_PER_STEP
-from aoi.store.signals import partial_credit
+from aoi.tasks import TaskType, partial_credit
 from aoi.train.rollouts import Outcome, valid_decision
 
 DEFAULT_WEIGHTS = {"success": 1.0, "strict": 1.0, "partial": 0.5, "efficiency": 0.2, "format": 0.2, "safety": 0.5,
@@ -41,7 +41,7 @@ def strict(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -
 
 
 def partial(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
-    """Return partial credit, counted as the store's signals count it (aoi.store.signals.partial_credit).
+    """Return partial credit by the task type's rule, as the store's signals count it (aoi.tasks.partial_credit).
 
     A localization subset scores AIOpsLab's accuracy, an analysis half-right 0.5, other tasks all or nothing.
 
@@ -164,6 +164,6 @@ def weighted(values: dict[str, float], weights: dict[str, float]) -> float:
 
 def _example(**fields) -> Outcome:
     """Build an outcome for the doctests."""
-    base = {"task_type": "mitigation", "results": {}, "success": False, "strict": False, "steps": 5,
+    base = {"task_type": TaskType.MITIGATION, "results": {}, "success": False, "strict": False, "steps": 5,
             "max_steps": 30, "sim_seconds": 75.0, "unsafe": 0}
     return Outcome(**(base | fields))

@@ -19,6 +19,7 @@ from aoi.models.base import Completion, Message, Model
 from aoi.models.compact import STANDARD, prompt_format
 from aoi.models.replay import ReplayModel
 from aoi.protocols import FatalEpisodeError
+from aoi.tasks import succeeded, task
 from aoi.train.finisher import Finisher, surfaced
 
 TEAM = ("probe", "executor", "compressor")
@@ -155,11 +156,9 @@ def play(state: State, observer: Model, *, max_steps: int = 30, max_iterations: 
 
 def outcome_of(traj, max_steps: int) -> Outcome:
     """Summarise a trajectory as the rewards read it (an episode that was never judged counts as failed)."""
-    from aoi.env.scoring import TIME_KEYS, success_of
-
     results = traj.results or {}
-    success = bool(results) and success_of(traj.task_type, results)
-    seconds = float(results.get(TIME_KEYS[traj.task_type]) or 0.0)
+    success = succeeded(results)
+    seconds = float(results.get(task(traj.task_type).time_key) or 0.0)
     return Outcome(task_type=traj.task_type, results=results, success=success, strict=bool(traj.strict_success),
                    steps=int(results.get("steps", max_steps)), max_steps=max_steps, sim_seconds=seconds,
                    unsafe=sum(step.status in UNSAFE for step in traj.steps), error=traj.error)

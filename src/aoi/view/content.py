@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from aoi.store.sqlite import TrajectoryStore, episode_success
+from aoi.store.sqlite import TrajectoryStore
 from aoi.store.steps import read_steps
+from aoi.tasks import TaskType, succeeded
 from aoi.view.runs import (
     AUDIT,
     CONFIG,
@@ -101,14 +102,14 @@ def verdicts(traj, row: dict) -> dict:
 
     try:
         answers = make(traj.problem_id, traj.target).answers
-        expected = {"detection": answers.detection, "localization": list(answers.localization),
-                    "analysis": {"system_level": answers.system_level, "fault_type": answers.fault_type},
+        expected = {TaskType.DETECTION: answers.detection, TaskType.LOCALIZATION: list(answers.localization),
+                    TaskType.ANALYSIS: {"system_level": answers.system_level, "fault_type": answers.fault_type},
                     }.get(traj.task_type)
     except (ValueError, KeyError):
         expected = None  # a scenario or a problem this catalogue no longer has
     strict_rule = ("the faulted component restored and the whole app healthy once it settled"
-                   if traj.task_type == "mitigation" else "an accepted submit of exactly the expected answer")
-    return {"aiopslab": episode_success(traj.results), "strict": traj.strict_success, "results": traj.results,
+                   if traj.task_type == TaskType.MITIGATION else "an accepted submit of exactly the expected answer")
+    return {"aiopslab": succeeded(traj.results), "strict": traj.strict_success, "results": traj.results,
             "submission": traj.submission, "expected": expected, "strict_rule": strict_rule,
             "failure": row.get("failure"), "error": traj.error, "forced_submit": traj.forced_submit}
 

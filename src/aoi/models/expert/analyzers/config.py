@@ -11,6 +11,7 @@ import yaml
 
 from aoi.models.expert import contract
 from aoi.models.expert.analyzers import Evidence
+from aoi.tasks import NEXT_ACTION
 
 TLS_REQUIRED = ("requireTLS", "requireSSL")
 OFF = ("off", "false", "0", "disabled")
@@ -42,7 +43,7 @@ def configmaps(text: str) -> list[dict]:
         >>> [c["metadata"]["name"] for c in configmaps("kind: ConfigMap\\nmetadata: {name: app}\\ndata: {}\\n")]
         ['app']
     """
-    lines = [line for line in text.splitlines() if not line.startswith((contract.OUTPUT_CUT, "Please take the next"))]
+    lines = [line for line in text.splitlines() if not line.startswith((contract.OUTPUT_CUT, NEXT_ACTION))]
     try:
         doc = _load("\n".join(lines))
     except yaml.YAMLError:
