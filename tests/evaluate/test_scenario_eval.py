@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from aoi.evaluate.cli import eval_command
 from aoi.evaluate.select import select
-from aoi.problems.model import TASK_TYPES
 from aoi.problems.scenarios import dumps
 from aoi.problems.seeds import seed_scenarios
+from aoi.tasks import TASK_TYPES
 
 NS = "test-hotel-reservation"
 HAND_MADE = {

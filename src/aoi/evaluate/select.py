@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from aoi.config import RunConfig
-from aoi.problems import TASK_TYPES, Problem, list_problems
+from aoi.problems import Problem, list_problems
 from aoi.problems import make as make_problem
 from aoi.problems.families import FAMILIES
 from aoi.problems.scenarios import load_valid, problem_id
+from aoi.tasks import TASK_TYPES, task
 
 SCENARIOS = "scenarios:"  # --problems scenarios:FILE: the four task types of each valid scenario in FILE
 KEY_HINT = "keys are problem_id@target: `aoi problems list` lists the ids, `aoi problems show ID` an id's targets"
@@ -45,8 +46,8 @@ def _scenario_pairs(path: Path, task_type: str | None, app: str | None) -> tuple
 
 def _check_filters(task_type: str | None, app: str | None) -> None:
     """Raise ValueError naming the choices when the task type or the app is unknown."""
-    if task_type is not None and task_type not in TASK_TYPES:
-        raise ValueError(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}")
+    if task_type is not None:
+        task(task_type)  # ValueError naming the four for any other
     apps = sorted({f.app for f in FAMILIES})
     if app is not None and app not in apps:
         raise ValueError(f"unknown app {app!r}; choose from {', '.join(apps)}")

@@ -165,8 +165,4 @@ def _expected(traj: Trajectory) -> tuple[str, object, list[str]]:
         problem = make(traj.problem_id, traj.target)
     except (KeyError, ValueError):
         return "", None, []
-    answers = problem.answers
-    expected = {"detection": answers.detection, "localization": list(answers.localization[:1]),
-                "analysis": {"system_level": answers.system_level, "fault_type": answers.fault_type},
-                "mitigation": None}[traj.task_type]
-    return problem.app, expected, list(answers.localization)
+    return problem.app, problem.expected_answer(), list(problem.answers.localization)

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 
 from aoi.problems.families import FAMILIES
-from aoi.problems.model import TASK_TYPES
 from aoi.problems.registry import entry, list_problems, make
 from aoi.problems.targets import describe
+from aoi.tasks import TASK_TYPES, TaskType
 
 problems_app = typer.Typer(no_args_is_help=True)  # its help line: aoi.cli.LAZY
 WIDE = 200  # width for pipes (grep, less -S): one problem a line, ids never folded
@@ -113,7 +113,7 @@ def show_command(
             ("answer", _answers(p)), ("all answers", _all_answers(p)),
             ("fault", f"{p.fault.mechanism} {json.dumps(dict(p.fault.params))}"),
             ("expected after a fix", json.dumps(dict(p.fault.expect))),
-            ("workload", _workload(p)), ("parity oracle", p.parity if p.task_type == "mitigation" else "-"),
+            ("workload", _workload(p)), ("parity oracle", p.parity if p.task_type == TaskType.MITIGATION else "-"),
             ("valid targets", f"{describe(entry(p.id).family.rule)}: {', '.join(p.valid_targets) or '-'}")]
     try:
         p.require_backend("twin")
@@ -132,11 +132,11 @@ def show_command(
 def _answers(p) -> str:
     """Return the answer the problem's task type expects, in submit() form."""
     a = p.answers
-    return {"detection": f'submit("{a.detection}")',
-            "localization": f"submit({list(a.localization[:1])})" + (f"  (also accepted: {list(a.localization[1:])})"
-                                                                     if len(a.localization) > 1 else ""),
-            "analysis": f'submit({{"system_level": "{a.system_level}", "fault_type": "{a.fault_type}"}})',
-            "mitigation": "submit() after the fix"}[p.task_type]
+    also = f"  (also accepted: {list(a.localization[1:])})" if len(a.localization) > 1 else ""
+    return {TaskType.DETECTION: f'submit("{a.detection}")',
+            TaskType.LOCALIZATION: f"submit({list(a.localization[:1])}){also}",
+            TaskType.ANALYSIS: f'submit({{"system_level": "{a.system_level}", "fault_type": "{a.fault_type}"}})',
+            TaskType.MITIGATION: "submit() after the fix"}[p.task_type]
 
 
 def _all_answers(p) -> str:

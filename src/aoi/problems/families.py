@@ -8,8 +8,9 @@ arguments of the aoi.faults injector (`REGISTRY[mechanism].inject(kube, namespac
 from __future__ import annotations
 
 from aoi.problems.model import AIOPSLAB, Family, Workload, frozen
+from aoi.tasks import TaskType
 
-D, L, A, M = "detection", "localization", "analysis", "mitigation"
+D, L, A, M = TaskType
 HOTEL, SOCIAL, ASTRO, FLOWER = "hotel-reservation", "social-network", "astronomy-shop", "flower"
 
 _HOTEL_LUA = "hotelReservation/wrk2/scripts/hotel-reservation/mixed-workload_type_1.lua"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
-TASK_TYPES = ("detection", "localization", "analysis", "mitigation")
+from aoi.tasks import TaskType
+
 TWIN, AIOPSLAB = "twin", "aiopslab"
 
 
@@ -106,6 +108,20 @@ class Problem:
     parity: str
     workload: Workload | None
     valid_targets: tuple[str, ...]
+
+    def expected_answer(self) -> Any:
+        """Return the submit argument the strict verdict accepts: "Yes" or "No", a list of the canonical component,
+        the two analysis labels, or None (a mitigation submits nothing).
+
+        Example:
+            >>> from aoi.problems import make
+            >>> make("revoke_auth_mongodb-localization-1").expected_answer()
+            ['mongodb-geo']
+        """
+        a = self.answers
+        return {TaskType.DETECTION: a.detection, TaskType.LOCALIZATION: list(a.localization[:1]),
+                TaskType.ANALYSIS: {"system_level": a.system_level, "fault_type": a.fault_type},
+                TaskType.MITIGATION: None}[self.task_type]
 
     def require_backend(self, backend: str) -> None:
         """Raise ValueError when this problem cannot run on `backend`."""

@@ -8,8 +8,9 @@ from typing import NamedTuple
 
 from aoi.problems import build, scenarios
 from aoi.problems.families import FAMILIES, WORKLOADS
-from aoi.problems.model import TASK_TYPES, Family, Problem
+from aoi.problems.model import Family, Problem
 from aoi.problems.targets import describe, valid_targets
+from aoi.tasks import TASK_TYPES
 
 
 class Entry(NamedTuple):

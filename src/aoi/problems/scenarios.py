@@ -15,9 +15,10 @@ from pathlib import Path
 import regex
 
 from aoi.problems.build import namespace as app_namespace
-from aoi.problems.model import TASK_TYPES, TWIN, Answers, Fault, Problem, frozen
+from aoi.problems.model import TWIN, Answers, Fault, Problem, frozen
 from aoi.problems.scenario_schema import API_KINDS, SCHEMA
 from aoi.problems.scope import scope_errors
+from aoi.tasks import TASK_TYPES, task
 
 PREFIX = "scenario:"
 NOT_JSON = "the text is not one JSON object"  # how parse_text's errors start (rewards tell them from field errors)
@@ -241,8 +242,7 @@ def problem_of(scenario: Scenario, task_type: str) -> Problem:
         >>> problem_of(seed_scenarios()[0], "localization").answers.localization
         ('user-service',)
     """
-    if task_type not in TASK_TYPES:
-        raise ValueError(f"unknown task type {task_type!r}; choose from {', '.join(TASK_TYPES)}")
+    task_type = task(task_type).type  # ValueError naming the four for any other
     from aoi.problems.families import WORKLOADS
 
     root, workload = scenario.root_cause, WORKLOAD_OF.get(scenario.app)
@@ -292,11 +292,11 @@ def load_valid(path: str | Path) -> tuple[list[Scenario], list[str]]:
 
 def make_problem(pid: str) -> Problem:
     """Return the problem of a `scenario:<id>-<task>` id whose scenario was registered (ValueError otherwise)."""
-    stem, _, task = pid.removeprefix(PREFIX).rpartition("-")
-    if task not in TASK_TYPES or not stem:
+    stem, _, task_type = pid.removeprefix(PREFIX).rpartition("-")
+    if task_type not in TASK_TYPES or not stem:
         raise ValueError(f"{pid!r} is not a scenario problem id; write scenario:<id>-<task type> "
                          f"({', '.join(TASK_TYPES)})")
     if stem not in _REGISTERED:
         raise ValueError(f"scenario {stem!r} is not loaded; name the file that holds it: `aoi eval --problems "
                          f"scenarios:FILE`, env.scenarios: [FILE] in the config, or aoi.problems.scenarios.register")
-    return problem_of(_REGISTERED[stem], task)
+    return problem_of(_REGISTERED[stem], task_type)

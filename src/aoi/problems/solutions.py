@@ -82,11 +82,5 @@ def mitigation(problem: Problem, read: dict[str, str] | None = None) -> list[str
 
 def answer(problem: Problem) -> str:
     """Return the correct submit action for a problem's task type."""
-    a = problem.answers
-    if problem.task_type == "detection":
-        return action("submit", a.detection)
-    if problem.task_type == "localization":
-        return action("submit", list(a.localization[:1]))
-    if problem.task_type == "analysis":
-        return action("submit", {"system_level": a.system_level, "fault_type": a.fault_type})
-    return action("submit")
+    expected = problem.expected_answer()
+    return action("submit") if expected is None else action("submit", expected)
