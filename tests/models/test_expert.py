@@ -30,10 +30,11 @@ from aoi.models.expert.analyzers import (
     traces,
 )
 from aoi.models.expert.findings import parse
-from aoi.models.expert.taxonomy import FAULT_THRESHOLD, label
+from aoi.models.expert.taxonomy import FAULT_THRESHOLD, LABELS, label
 from aoi.problems import families
 from aoi.problems.registry import make as make_problem
 from aoi.problems.registry import problem_ids
+from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS
 
 PACKAGE = Path(expert_pkg.__file__).parent
 ROLES = ("observer", "probe", "executor", "compressor")
@@ -79,6 +80,11 @@ def survey(t: Twin, check: str) -> str:
 
 
 # --- analyzers on captured outputs -------------------------------------------------------------------------------
+
+def test_every_symptom_class_is_filed_under_labels_aiopslab_accepts():
+    assert {(kind, entry.system_level, entry.fault_type) for kind, entry in LABELS.items()
+            if entry.system_level not in SYSTEM_LEVELS or entry.fault_type not in FAULT_TYPES} == set()
+
 
 def test_pods_finds_the_crash_loop_and_ignores_start_up_restarts(twin):
     t = twin("revoke_auth_mongodb-detection-1")

@@ -6,9 +6,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from aoi.tasks import TaskType, task
+
 JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 STRING_OR_BRACE = re.compile(r'"[^"]*"?|[{}]')  # what _balanced counts; a string runs to the next quote
-ANALYSIS_KEYS = ("system_level", "fault_type")
 
 
 class FormatError(ValueError):
@@ -99,35 +100,18 @@ def env_action(api: str, *args) -> str:
     return "```\n" + f"{api}({', '.join(repr(a) for a in args)})" + "\n```"
 
 
-def normalize_answer(task_type: str, answer):
-    """Coerce a model's answer into the submit argument the task type expects (never raises, never guesses).
-
-    A missing or unreadable answer stays unanswered ("" / [] / {}), which the scorer judges wrong: an agent that
-    could not answer is never credited with a default.
+def submit_action(task_type: str, answer) -> str:
+    """Render the submit action for a task type from a model's answer, normalised as the task type's declaration
+    says (aoi.tasks): a missing or unreadable answer stays unanswered ("" / [] / {}), which the scorer judges wrong,
+    so an agent that could not answer is never credited with a default.
 
     Example:
-        >>> normalize_answer("detection", "yes, the geo service"), normalize_answer("detection", None)
-        ('Yes', '')
-        >>> normalize_answer("localization", "geo, rate"), normalize_answer("analysis", {"fault_type": "Code Defect"})
-        (['geo', 'rate'], {'fault_type': 'Code Defect'})
+        >>> print(submit_action("detection", "yes, the geo service"))
+        ```
+        submit('Yes')
+        ```
+        >>> submit_action("localization", "geo, rate"), submit_action("mitigation", "done")
+        ("```\\nsubmit(['geo', 'rate'])\\n```", '```\\nsubmit()\\n```')
     """
-    if task_type == "mitigation":
-        return None
-    if task_type == "detection":
-        text = str(answer).strip() if answer is not None else ""
-        lower = text.lower()
-        return "Yes" if lower.startswith(("yes", "true", "1")) else "No" if lower.startswith(("no", "false", "0")) \
-            else text
-    if task_type == "localization":
-        if isinstance(answer, str):
-            return [a.strip() for a in answer.split(",") if a.strip()]
-        return [str(a) for a in answer] if isinstance(answer, (list, tuple)) else []
-    if isinstance(answer, dict):
-        return {key: str(answer[key]) for key in ANALYSIS_KEYS if answer.get(key)}
-    return {}
-
-
-def submit_action(task_type: str, answer) -> str:
-    """Render the submit action for a task type from an answer."""
-    value = normalize_answer(task_type, answer)
-    return env_action("submit") if task_type == "mitigation" else env_action("submit", value)
+    value = task(task_type).normalise(answer)
+    return env_action("submit") if task_type == TaskType.MITIGATION else env_action("submit", value)

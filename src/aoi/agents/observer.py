@@ -28,14 +28,19 @@ from aoi.models.base import ModelError
 from aoi.models.compact import COMPACT, STANDARD, answer_choices, choices_line
 from aoi.models.expert import contract
 from aoi.protocols import Model, Role, Status
+from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS, TaskType
+
+
+def _one_of(values: tuple[str, ...]) -> str:
+    """Write values as alternatives of quoted strings: "a" | "b"."""
+    return " | ".join(f'"{value}"' for value in values)
+
 
 ANSWER_FORMATS = {
-    "detection": '"Yes" or "No" (is there a fault?)',
-    "localization": 'a list of the faulty components\' names, e.g. ["user-service"] (empty list: no fault)',
-    "analysis": '{"system_level": "Hardware" | "Operating System" | "Virtualization" | "Application", '
-                '"fault_type": "Misconfiguration" | "Code Defect" | "Authentication Issue" | '
-                '"Network/Storage Issue" | "Operation Error" | "Dependency Problem"}',
-    "mitigation": "null (submit after the fix is made and verified)",
+    TaskType.DETECTION: '"Yes" or "No" (is there a fault?)',
+    TaskType.LOCALIZATION: 'a list of the faulty components\' names, e.g. ["user-service"] (empty list: no fault)',
+    TaskType.ANALYSIS: f'{{"system_level": {_one_of(SYSTEM_LEVELS)}, "fault_type": {_one_of(FAULT_TYPES)}}}',
+    TaskType.MITIGATION: "null (submit after the fix is made and verified)",
 }
 FORMATS = ("auto", STANDARD, COMPACT)  # agent.decision_format
 MODEL_ERROR_LIMIT = 3  # failed model calls in a row (each already retried by the model) that end the episode
@@ -129,7 +134,7 @@ class Observer(Loop):
         """Build the compact format's prompt: the answer choices instead of the answer format, no plan."""
         e, iteration = self.episode, self.calls
         warning = " This is your last iteration: submit now." if iteration == e.max_iterations else ""
-        forms = ["form_probe"] + (["form_execute", "form_submit_none"] if e.task_type == "mitigation"
+        forms = ["form_probe"] + (["form_execute", "form_submit_none"] if e.task_type == TaskType.MITIGATION
                                   else ["form_submit"])
         system = {"role": "system", "content": render("observer_compact", "system", team=render_team(),
                                                       forms="\n".join(render("observer_compact", f) for f in forms))}

@@ -17,6 +17,7 @@ from aoi.models.base import Completion, Model
 from aoi.protocols import MODEL_ROLES, FatalEpisodeError, Role
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
+from aoi.tasks import TaskType
 from aoi.trajectory import Policy, Step, Trajectory
 
 
@@ -181,7 +182,7 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
     probe = SubAgent(Role.PROBE, models["probe"], probe_tools(channel), recorder,
                      Guards(budget=config.agent.probe_budget, **guards))
     executor = None
-    if problem.task_type == "mitigation":
+    if problem.task_type == TaskType.MITIGATION:
         executor = SubAgent(Role.EXECUTOR, models["executor"], executor_tools(channel, approval, audit), recorder,
                             Guards(budget=config.agent.executor_budget, **guards))
     episode = Episode(task_type=problem.task_type, description=env.description,

@@ -24,6 +24,7 @@ from aoi.faults import FaultError
 from aoi.problems import scenarios
 from aoi.problems.model import Fault
 from aoi.problems.strict import health
+from aoi.tasks import TaskType
 
 STEP_SECONDS = 15.0  # simulated seconds each command costs, as an env step does
 INJECT_SETTLE = 36.0  # the twin backend's after-inject pause plus the agent's first look (AFTER_INJECT + FIRST_LOOK)
@@ -131,7 +132,7 @@ def execute(candidate, seed: int = 0) -> Record:
 
 def healthy_problem(scenario: scenarios.Scenario):
     """Return the scenario's problem with nothing injected at reset (execute() injects op by op, recording each)."""
-    problem = scenarios.problem_of(scenario, "mitigation")
+    problem = scenarios.problem_of(scenario, TaskType.MITIGATION)
     return replace(problem, fault=Fault(mechanism="noop", namespace=problem.namespace, target=None))
 
 
@@ -175,7 +176,7 @@ def _run(env: Env, command: str, role: str) -> Run:
 
 def _inject(env: Env, scenario: scenarios.Scenario, op: Mapping) -> Run:
     """Apply one fault operation as admin, as an episode's reset does, and return its evidence."""
-    problem = scenarios.problem_of(replace(scenario, fault=(op,)), "mitigation")
+    problem = scenarios.problem_of(replace(scenario, fault=(op,)), TaskType.MITIGATION)
     try:
         with _inject_budget(env):
             inject(problem, env.backend.kube, env.backend.runner("admin"))

@@ -20,9 +20,9 @@ from pathlib import Path
 import typer
 import yaml
 
-from aoi.models.constrained import FAULT_TYPES, SYSTEM_LEVELS
 from aoi.problems.scenarios import Scenario, dumps, format_errors, load_scenarios, parse_text, scope_errors
 from aoi.protocols import Message, Model
+from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS
 
 ROLE = "evolver"  # the role the generator's model calls carry; local models constrain it to decoding_schema
 PROMPTS = Path(__file__).with_name("generate.yaml")
@@ -141,8 +141,8 @@ def decoding_schema(seed: Scenario) -> dict:
     """
     command = {"type": "string", "pattern": command_pattern(seed.namespace)}
     symptom = _object(command=command, pattern=_text(40), description=_text(80))
-    cause = _object(system_level={"type": "string", "enum": SYSTEM_LEVELS},
-                    fault_type={"type": "string", "enum": FAULT_TYPES}, components=_list(_text(30)))
+    cause = _object(system_level={"type": "string", "enum": list(SYSTEM_LEVELS)},
+                    fault_type={"type": "string", "enum": list(FAULT_TYPES)}, components=_list(_text(30)))
     return _object(id=_text(30), app={"type": "string", "enum": [seed.app]},
                    namespace={"type": "string", "enum": [seed.namespace]}, description=_text(100),
                    fault=_list(_object(kubectl=command)), symptoms=_list(symptom), root_cause=cause,

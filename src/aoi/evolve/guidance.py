@@ -21,13 +21,13 @@ from aoi.agents.guidance import Entry
 from aoi.agents.observer import ANSWER_FORMATS
 from aoi.evolve.failures import Failure, failure_of, run_trajectories
 from aoi.models.embedder import Embedder, cosine, default_embedder
+from aoi.tasks import TASK_TYPES, TaskType
 
 SIMILAR = 0.95  # lessons this close (cosine) say the same thing
 PROMPTS = Path(__file__).with_name("guidance.yaml")
 LESSON_CHARS = 600
 VIEWS = {"logs": r"logs", "events": r"events|describe", "services and endpoints": r"endpoints|\bsvc\b|service",
          "configmaps and secrets": r"configmap|secret", "metrics and traces": r"metrics|traces|\btop\b"}
-TASK_WORDS = {"detection", "localization", "analysis", "mitigation"}
 
 
 def mine(runs: list[str | Path], embedder: Embedder | None = None) -> tuple[list[Entry], list[Failure]]:
@@ -72,12 +72,12 @@ def _answer(f: Failure) -> Entry:
     if f.reason == "format_error":
         return _entry(f, f.reason, "", f"The submission {_show(f.submitted)} was not in the {f.task_type} format; "
                       f"submit {ANSWER_FORMATS[f.task_type]}.", [])
-    if f.expected is None and f.task_type != "mitigation":  # a problem the registry does not know: calls only
+    if f.expected is None and f.task_type != TaskType.MITIGATION:  # a problem the registry does not know: calls only
         lesson = (f"The answer {_show(f.submitted)} was judged wrong after {len(f.commands)} call(s); they never "
                   f"looked at {_unseen(f)}.")
     else:
-        lesson = {"detection": _detection, "localization": _localization, "analysis": _analysis,
-                  "mitigation": _mitigation}[f.task_type](f)
+        lesson = {TaskType.DETECTION: _detection, TaskType.LOCALIZATION: _localization, TaskType.ANALYSIS: _analysis,
+                  TaskType.MITIGATION: _mitigation}[f.task_type](f)
     return _entry(f, f.reason, f"{f.family}|{_show(f.expected)}", lesson, f.components[:1])
 
 
@@ -200,7 +200,7 @@ def _words(family: str) -> str:
         >>> _words("k8s_target_port-misconfig")
         'k8s target port misconfig'
     """
-    return " ".join(w for w in re.split(r"[_\-\s]+", family) if len(w) > 2 and w not in TASK_WORDS and not w.isdigit())
+    return " ".join(w for w in re.split(r"[_\-\s]+", family) if len(w) > 2 and w not in TASK_TYPES and not w.isdigit())
 
 
 def _unseen(f: Failure) -> str:

@@ -16,14 +16,17 @@ import json
 import re
 from typing import Any
 
-from aoi.models.constrained import FAULT_TYPES, SYSTEM_LEVELS, schema_for
+from aoi.models.constrained import schema_for
+from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS, TaskType
 
 COMPACT, STANDARD = "compact", "standard"
 CHOICES = re.compile(r"^Answer choices \((\w+)\): (.*)$", re.MULTILINE)
 INSTRUCTION_CHARS = 2400  # the expert's longest instruction is 2,326 characters (a ConfigMap patch of 11 flags)
 MAX_COMPONENTS = 3  # names in one localization answer
-NOTES = {"detection": " (is there a fault?)", "localization": " (a list of one or more of these; [] for no fault)",
-         "analysis": " (one value of each)", "mitigation": " (submit with no answer once the fix is verified)"}
+NOTES = {TaskType.DETECTION: " (is there a fault?)",
+         TaskType.LOCALIZATION: " (a list of one or more of these; [] for no fault)",
+         TaskType.ANALYSIS: " (one value of each)",
+         TaskType.MITIGATION: " (submit with no answer once the fix is verified)"}
 
 
 def answer_choices(task_type: str, components: list[str] | tuple[str, ...] = ()) -> Any:
@@ -33,9 +36,9 @@ def answer_choices(task_type: str, components: list[str] | tuple[str, ...] = ())
         >>> answer_choices("detection"), answer_choices("localization", ["geo"]), answer_choices("mitigation")
         (['Yes', 'No'], ['geo'], None)
     """
-    return {"detection": ["Yes", "No"], "localization": list(components),
-            "analysis": {"system_level": list(SYSTEM_LEVELS), "fault_type": list(FAULT_TYPES)},
-            "mitigation": None}[task_type]
+    return {TaskType.DETECTION: ["Yes", "No"], TaskType.LOCALIZATION: list(components),
+            TaskType.ANALYSIS: {"system_level": list(SYSTEM_LEVELS), "fault_type": list(FAULT_TYPES)},
+            TaskType.MITIGATION: None}[task_type]
 
 
 def choices_line(task_type: str, choices: Any) -> str:
@@ -81,11 +84,11 @@ def compact_schema(task_type: str, choices: Any) -> dict:
         >>> [b["properties"]["next"]["enum"] for b in s["anyOf"]], s["anyOf"][1]["properties"]["answer"]["enum"]
         ([['probe'], ['submit']], ['Yes', 'No'])
     """
-    steps = ["probe", "execute"] if task_type == "mitigation" else ["probe"]
+    steps = ["probe", "execute"] if task_type == TaskType.MITIGATION else ["probe"]
     act = _object({"next": {"type": "string", "enum": steps},
                    "instruction": {"type": "string", "minLength": 1, "maxLength": INSTRUCTION_CHARS}})
     submit = {"next": {"type": "string", "enum": ["submit"]}}
-    if task_type != "mitigation":
+    if task_type != TaskType.MITIGATION:
         submit["answer"] = _answer(task_type, choices)
     return {"anyOf": [act, _object(submit)]}
 
@@ -97,9 +100,9 @@ def _object(properties: dict) -> dict:
 
 def _answer(task_type: str, choices: Any) -> dict:
     """Return the schema of a submitted answer drawn from the choices."""
-    if task_type == "analysis":
+    if task_type == TaskType.ANALYSIS:
         return _object({key: {"type": "string", "enum": list(values)} for key, values in choices.items()})
-    if task_type == "localization":
+    if task_type == TaskType.LOCALIZATION:
         items = {"type": "string", "enum": list(choices)} if choices else {"type": "string", "maxLength": 40}
         return {"type": "array", "items": items, "maxItems": MAX_COMPONENTS}
     return {"type": "string", "enum": list(choices)}
@@ -131,4 +134,4 @@ def compact_decision(decision: dict, task_type: str) -> dict:
     """
     if decision.get("next") != "submit":
         return {"next": decision.get("next"), "instruction": decision.get("instruction", "")}
-    return {"next": "submit"} | ({} if task_type == "mitigation" else {"answer": decision.get("answer")})
+    return {"next": "submit"} | ({} if task_type == TaskType.MITIGATION else {"answer": decision.get("answer")})

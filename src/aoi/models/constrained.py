@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS
+
 NEXT_STEPS = ["probe", "execute", "submit"]
 PHASES = ["survey", "narrow", "confirm", "act", "verify", "submit"]
-SYSTEM_LEVELS = ["Hardware", "Operating System", "Virtualization", "Application"]
-FAULT_TYPES = ["Misconfiguration", "Code Defect", "Authentication Issue", "Network/Storage Issue",
-               "Operation Error", "Dependency Problem"]
 ROLE_TOOLS = {"probe": ["exec_shell", "get_logs", "get_metrics", "get_traces", "read_file", "finish"],
               "executor": ["exec_shell", "get_logs", "finish"]}
 CLOSERS = set('"]}')
@@ -40,8 +39,8 @@ OBSERVER = {"type": "object", "required": ["next"], "properties": {
     "instruction": _text(240),
     "context": _text(160),
     "answer": {"anyOf": [_text(40), _texts(4, 40), {"type": "null"}, {"type": "object", "properties": {
-        "system_level": {"type": "string", "enum": SYSTEM_LEVELS},
-        "fault_type": {"type": "string", "enum": FAULT_TYPES}}}]},
+        "system_level": {"type": "string", "enum": list(SYSTEM_LEVELS)},
+        "fault_type": {"type": "string", "enum": list(FAULT_TYPES)}}}]},
 }}
 ARG_VALUE = {"anyOf": [_text(300), {"type": "number"}, {"type": "boolean"}, _texts(5, 80)]}
 

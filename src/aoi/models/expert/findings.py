@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from aoi.models.expert import contract
 from aoi.models.expert.taxonomy import label
+from aoi.tasks import TaskType
 
 FIELD = re.compile(r"^([a-z_]+): (.*)$")
 PROSE = ((r"not authorized on", "db_unauthorized"), (r"SASL|[Aa]uthentication failed", "db_auth_failed"),
@@ -65,7 +66,7 @@ def parse(text: str) -> Prompt:
     task, namespace = contract.TASK.search(text), contract.NAMESPACE.search(text)
     counts = contract.COUNTS.search(text)
     body = text.split(contract.FINDINGS, 1)[-1].split(contract.DECISIONS, 1)[0]
-    return Prompt(task=task.group(1) if task else "detection", namespace=namespace.group(1) if namespace else "",
+    return Prompt(task=task.group(1) if task else TaskType.DETECTION, namespace=namespace.group(1) if namespace else "",
                   iteration=int(counts.group(1)) if counts else 1,
                   max_iterations=int(counts.group(2)) if counts else 14,
                   steps_left=int(counts.group(3)) if counts else 30, reports=reports(body))

@@ -13,6 +13,7 @@ from aoi.models.compact import compact_decision, read_choices
 from aoi.models.expert import contract, instructions
 from aoi.models.expert.findings import Prompt, Report, best_diagnosis, parse
 from aoi.models.expert.taxonomy import FAULT_THRESHOLD, ROOT_THRESHOLD
+from aoi.tasks import TaskType
 
 STAGES = ("survey", "services", "config", "telemetry")
 PROBE_COST = 5  # environment actions one probe call may take, plus the submission after it
@@ -30,9 +31,9 @@ def respond(messages: list[dict]) -> str:
 def decide(p: Prompt) -> dict:
     """Decide the next step from the prompt."""
     best = best_diagnosis(p.reports)
-    if p.task == "mitigation":
+    if p.task == TaskType.MITIGATION:
         return _mitigate(p, best)
-    if best and best["confidence"] >= (FAULT_THRESHOLD if p.task == "detection" else ROOT_THRESHOLD):
+    if best and best["confidence"] >= (FAULT_THRESHOLD if p.task == TaskType.DETECTION else ROOT_THRESHOLD):
         return _decision("submit", p, best, phase="submit")
     nxt = _next_probe(p)
     if nxt is None or p.steps_left < PROBE_COST:
@@ -120,7 +121,7 @@ def _decision(nxt: str, p: Prompt, best: dict | None, instruction: str = "", pha
 
 def _plan(p: Prompt) -> list[str]:
     """Return the plan the Observer follows for the task type."""
-    if p.task == "mitigation":
+    if p.task == TaskType.MITIGATION:
         return ["find the root cause and its fix", "apply the fix", "verify the pods", "submit"]
     return ["survey the namespace", "follow the leads", "check services, config, telemetry", "submit"]
 
@@ -133,11 +134,11 @@ def answer(task: str, best: dict | None):
         ['api']
     """
     found = best is not None and best.get("confidence", 0) >= FAULT_THRESHOLD
-    if task == "detection":
+    if task == TaskType.DETECTION:
         return "Yes" if found else "No"
-    if task == "localization":
+    if task == TaskType.LOCALIZATION:
         return [best["component"]] if found else []
-    if task == "analysis":
+    if task == TaskType.ANALYSIS:
         if not found:
             return dict(FALLBACK_ANALYSIS)
         return {"system_level": best.get("system_level"), "fault_type": best.get("fault_type")}
