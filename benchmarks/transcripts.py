@@ -36,6 +36,7 @@ SEED = 3
 SCRATCH = Path("/tmp/aoi-transcripts")  # fixed: the env's token counts include the episode folder's name
 WALL = ("wall_seconds", "latency", "t", "started_at", "ended_at", "id")  # wall clock or random per run
 ROLES = ("observer", "probe", "executor", "compressor")
+# plain strings, not aoi.tasks: the script must also run on trees older than aoi.tasks (a baseline's worktree)
 WRONG = {"detection": "No", "localization": ["jaeger"],
          "analysis": {"system_level": "Hardware", "fault_type": "Code Defect"}}
 
