@@ -8,9 +8,11 @@ info is kept. Agent level: the expert team (`model: expert`, every role) through
 the trajectory is kept (each step's role, text, action, observation, status, tokens and messages; submission,
 results). Wall-clock fields (durations, timestamps, ids) are dropped and the episode folder is masked; episodes run
 in fixed folders under /tmp/aoi-transcripts (the results' in_tokens count the folder's name), one run at a time (a
-second run waits for the first's lock).
+second run waits for the first's lock). Two readings depend on the wall clock: exec_shell's 30 s timeout and the ages
+kubectl prints for events; on a machine loaded far past its cores (load 10 on 2) they can differ for one id (seen:
+redeploy_without_PV-mitigation-1, whose fix restarts every deployment at once): rerun that id with --only.
 
-Run (about 2-3 minutes on 2 cores, niced):
+Run (niced, on 2 cores: 2.5-3.5 minutes beside a benchmark at load ~2, 18 minutes at load 10):
     python benchmarks/transcripts.py --out before.json [--only SUBSTRING]
     python benchmarks/transcripts.py --compare before.json after.json   # lists the ids that differ; exit 1 if any
 """
