@@ -165,6 +165,20 @@ def test_an_adapter_loads_by_name_changes_the_logprobs_and_unloads(base, served,
 
 
 @needs_vllm
+def test_a_seeded_draw_of_a_prompt_longer_than_a_prefill_chunk_completes(base, served):
+    """vLLM 0.32's CPU engine died on a seeded request whose prompt it prefilled in chunks (2,048 tokens by default);
+    the server now prefills a whole prompt at once, and the engine lives on."""
+    from aoi.models.vllm_client import Server, completion_ids
+
+    server = Server(served[0])
+    prompt = [(7 * i) % 1000 + 10 for i in range(2500)]
+    for seed in (1, 2):
+        ids, reason = completion_ids(server, "tiny32", prompt, max_tokens=4, temperature=1.0, seed=seed, schema=None)
+        assert 1 <= len(ids) <= 4 and reason in ("stop", "length")
+    assert "tiny32" in server.models()  # still serving
+
+
+@needs_vllm
 def test_an_adapter_of_another_base_is_refused_before_it_is_sent(base, served, tmp_path):
     from aoi.models.bases import base_identity
     from aoi.models.vllm_client import Server

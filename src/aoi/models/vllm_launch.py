@@ -147,11 +147,14 @@ class ServerSpec:
         # Structured outputs: guidance, without free whitespace (xgrammar and guidance both let a small model pad a
         # JSON reply with whitespace up to the cap; the switch is a server setting: per request it is ignored).
         outputs = json.dumps({"backend": "guidance", "disable_any_whitespace": True})
+        # A whole prompt is prefilled in one step: a seeded request whose prompt vLLM splits into chunks (its default
+        # 2,048 tokens) kills the CPU engine ("CPU Generator does not use offset": vLLM 0.32 rewinds the request's
+        # generator after a partial prefill, and a CPU generator has no offset).
         return ["--model", str(folder), "--served-model-name", served_name(self.base), "--host", "127.0.0.1",
                 "--port", str(port), "--enable-lora", "--max-lora-rank", str(self.max_lora_rank), "--max-loras",
                 str(self.max_loras), "--logprobs-mode", "raw_logprobs", "--dtype", self.dtype, "--max-model-len",
-                str(self.max_model_len), "--gpu-memory-utilization", str(self.memory), "--structured-outputs-config",
-                outputs, *self.extra]
+                str(self.max_model_len), "--max-num-batched-tokens", str(self.max_model_len),
+                "--gpu-memory-utilization", str(self.memory), "--structured-outputs-config", outputs, *self.extra]
 
     def environ(self) -> dict:
         """Return the server's environment."""
