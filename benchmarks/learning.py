@@ -5,9 +5,13 @@ phase it was in (evaluations keep their finished episodes; SFT and GRPO continue
   teacher      the expert team on train-side keys (both by_target and by_family train) and on a few held-out-target
                keys whose decisions are only the SFT's held-out loss rows
   export       `aoi data export` of the teacher's trajectories
+  teacher-grpo, export-grpo
+               the same on other train-side keys: GRPO's states (a policy SFT'd for epochs on the teacher's states
+               answers those alike in every sample of a group, so their advantages are zero)
   sft          SFT by epochs from the base; loss per decision position (first apart) on train and held-out rows;
                checkpoints at the curve's shares
-  grpo         GRPO from the SFT adapter (per-decision rollouts in the twin), checkpoints at the curve's shares
+  grpo         GRPO from the SFT adapter (per-decision rollouts in the twin) on teacher-grpo's states, checkpoints at
+               the curve's shares
   eval-base, eval-sft@P, eval-sft, eval-grpo@P, eval-grpo, eval-expert
                `aoi eval` of each variant on the same keys and seeds: held-out targets (by_target test; detection
                half no-fault problems) and, for base, SFT, SFT+GRPO and the expert, held-out families (by_family
@@ -19,13 +23,16 @@ a GPU in bf16 (default cpu; benchmarks/gpu/ runs it there). The Observer runs on
 and GRPO draws its groups there (`--sampler-url vllm`, the trainer on torch), when aoi.models.vllm_server finds a vLLM
 python and the base is not tiny; on transformers otherwise; the run prints which.
 
-Sizes (learning_plan.SIZES): --tiny (tiny random model, one teacher episode, 8 held-out-target and 2 held-out-family
-episodes: CI checks every phase); --quick (SmolLM2, 6 teacher episodes, 16 + 4 held-out episodes per variant);
-default (SmolLM2, 60 teacher episodes, 40 held-out-target (10 per task type) and 20 held-out-family episodes per
-variant, two seeds per key). GRPO samples its decisions with transformers (aoi.train has no vLLM sampler yet).
+Sizes (learning_plan.SIZES): --tiny (tiny random model, one teacher episode and one for GRPO's states, 8
+held-out-target and 2 held-out-family episodes: CI checks every phase); --quick (SmolLM2, 6 + 4 teacher episodes,
+16 + 4 held-out episodes per variant); default (SmolLM2, 60 + 20 teacher episodes, 40 held-out-target (10 per task
+type) and 20 held-out-family episodes per variant, two seeds per key).
     nice -n 10 .venv/bin/python benchmarks/learning.py --work runs/learning          # default: the lead's run
     nice -n 10 .venv/bin/python benchmarks/learning.py --quick --work runs/learning-quick
     .venv/bin/python benchmarks/learning.py --tiny --work /tmp/learning-tiny
+(nice ranks processes only inside one session while the kernel's autogroup scheduling is on, as it is by default:
+`cat /proc/sys/kernel/sched_autogroup_enabled`; a benchmark beside other sessions' jobs gets an equal share per
+session unless it is 0.)
 Results: benchmarks/results/learning.json (default), learning-quick.json (--quick), WORK/learning.json (--tiny);
 adapters stay in WORK (not committed): the same command rebuilds them, seeded.
 """
@@ -58,11 +65,24 @@ def plan(args, size_name: str) -> dict:
         if (saved["size_name"], saved["seed"]) != (size_name, args.seed):
             sys.exit(f"error: {args.work} holds a {saved['size_name']} run with seed {saved['seed']}; give another "
                      "--work, or the same size and seed to resume it")
-        return saved
+        return _with_grpo_keys(saved, path)
     size = SIZES[size_name]
     saved = {"size_name": size_name, "size": size_dict(size), "seed": args.seed, "keys": choose_keys(size, args.seed),
              "load_average_at_start": os.getloadavg(), "started_at": time.time()}
     args.work.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(saved, indent=1) + "\n")
+    return saved
+
+
+def _with_grpo_keys(saved: dict, path: Path) -> dict:
+    """Add GRPO's own keys to a plan written before it had them (drawn after the others: those stay the same)."""
+    if "grpo" in saved["keys"]:
+        return saved
+    size = SIZES[saved["size_name"]]
+    keys = choose_keys(size, saved["seed"])
+    if any(keys[name] != saved["keys"][name] for name in saved["keys"]):
+        sys.exit(f"error: {path} was drawn from another catalogue or split; start the run in a fresh --work")
+    saved = {**saved, "keys": keys, "size": size_dict(size)}
     path.write_text(json.dumps(saved, indent=1) + "\n")
     return saved
 
@@ -81,9 +101,11 @@ def actions(work: Path, saved: dict, size, backend: str, device: str = "cpu") ->
     """Return {phase: callable} for every phase, in order."""
     seed, keys = saved["seed"], saved["keys"]
     steps = {
-        "teacher": lambda: phases.teacher(work, keys, size),
-        "export": lambda: phases.export(work),
+        "teacher": lambda: phases.teacher(work, keys["teacher"] + keys["loss"], "teacher", size),
+        "export": lambda: phases.export(work, "teacher", "data"),
         "sft": lambda: phases.sft(work, size, seed, device),
+        "teacher-grpo": lambda: phases.teacher(work, keys["grpo"], "teacher-grpo", size),
+        "export-grpo": lambda: phases.export(work, "teacher-grpo", "grpo-data"),
         "grpo": lambda: phases.grpo(work, size, seed, backend, device),
     }
     for name, (run, share, sets) in variants(size).items():
@@ -171,12 +193,13 @@ def _machine() -> dict:
 
 def phases_in_order(size) -> list[str]:
     """Return every phase but the report, in the order they run."""
-    return ["teacher", "export", "sft", "grpo", *variants(size)]
+    return ["teacher", "export", "sft", "teacher-grpo", "export-grpo", "grpo", *variants(size)]
 
 
 def _check_inputs(work: Path, name: str, order: list[str]) -> None:
     """Refuse to run a phase alone before the phases it reads (the evaluations read only the training phases)."""
-    needs = {"export": ["teacher"], "sft": ["export"], "grpo": ["sft"]}.get(name, [])
+    needs = {"export": ["teacher"], "sft": ["export"], "export-grpo": ["teacher-grpo"],
+             "grpo": ["sft", "export-grpo"]}.get(name, [])
     if name.startswith("eval-"):
         needs = [run for run in ("sft", "grpo") if name.startswith(f"eval-{run}")]
     missing = [n for n in needs if not phases.marker(work, n).is_file()]

@@ -47,8 +47,8 @@ def run_phase(work: Path, name: str, action) -> dict:
     return record
 
 
-def teacher(work: Path, keys: dict, size: Size) -> dict:
-    """The expert team on the teacher keys and the held-out loss keys (an `aoi eval` run directory, resumable)."""
+def teacher(work: Path, keys: list[str], folder: str, size: Size) -> dict:
+    """The expert team on these keys (an `aoi eval` run directory WORK/FOLDER, resumable)."""
     from aoi.config import load_config
     from aoi.data.generate import generate
 
@@ -56,15 +56,15 @@ def teacher(work: Path, keys: dict, size: Size) -> dict:
     # compact decision format every local Observer is prompted in (the expert writes it when prompted so)
     config = load_config(overrides={"model": "expert", "env.max_steps": size.episode_steps,
                                     "agent.decision_format": "compact"}, environ={})
-    generate(pairs(keys["teacher"] + keys["loss"]), work / "teacher", config, workers=size.workers)
-    return {"episodes": len(keys["teacher"]) + len(keys["loss"])}
+    generate(pairs(keys), work / folder, config, workers=size.workers)
+    return {"episodes": len(keys)}
 
 
-def export(work: Path) -> dict:
-    """The teacher's trajectories as the SFT and RL datasets (rewritten whole: it takes seconds)."""
+def export(work: Path, source: str, out: str) -> dict:
+    """The trajectories of WORK/SOURCE as datasets in WORK/OUT (rewritten whole: it takes seconds)."""
     from aoi.data.export import export as write
 
-    return {"counts": write([work / "teacher"], work / "data", overwrite=True)}
+    return {"counts": write([work / source], work / out, overwrite=True)}
 
 
 def _fresh_unless_checkpoint(out: Path) -> bool:
@@ -89,7 +89,8 @@ def sft(work: Path, size: Size, seed: int, device: str = "cpu") -> dict:
 
 
 def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") -> dict:
-    """GRPO from the SFT adapter on `device`, checkpoints at the curve's shares; resumes from the newest checkpoint.
+    """GRPO from the SFT adapter on `device`, on the states of WORK/grpo-data (keys SFT never saw), checkpoints at the
+    curve's shares; resumes from the newest checkpoint.
 
     With the vLLM engine the groups are drawn on a managed vLLM server (`--sampler-url vllm`: each new adapter is
     loaded there before the next group); the trainer stays on torch."""
@@ -103,7 +104,7 @@ def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") ->
                          "save_total_limit": None},
                 "rollout": {"episode_steps": size.episode_steps}}
     config.write_text(json.dumps(settings, indent=1) + "\n")
-    manifest = train_grpo(GrpoOptions(data=work / "data", out=out, init=work / "sft", max_steps=size.grpo_steps,
+    manifest = train_grpo(GrpoOptions(data=work / "grpo-data", out=out, init=work / "sft", max_steps=size.grpo_steps,
                                       seed=seed, config=config, resume=resume,
                                       sampler_url="vllm" if engine == "vllm" else None, device=device))
     return {"resumed": resume, "steps": manifest["metrics"]["steps"], "sampling": engine, "device": device}

@@ -3,7 +3,9 @@
 The keys come from the catalogue's splits (aoi.data.splits, seeded): teacher episodes on keys that are on the train
 side of both by_target and by_family; held-out targets from the by_target test side, the same number per task type,
 detection half faulted and half no-fault problems (kept out of the teacher data, so "Yes" is not always right);
-held-out families from the by_family test side. Every variant is evaluated on the same keys with the same seeds.
+held-out families from the by_family test side; GRPO's states from expert episodes on further train-side keys (a
+policy SFT'd for epochs on the teacher's own states answers them alike in every sample of a group: no advantage).
+Every variant is evaluated on the same keys with the same seeds.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ class Size:
     """One configuration of the benchmark (every count it runs)."""
 
     base: str
-    teacher_keys: int  # expert episodes on the train side (the SFT and GRPO data)
+    teacher_keys: int  # expert episodes on the train side (the SFT data)
+    grpo_keys: int  # expert episodes on other train-side keys: GRPO's states, which SFT never trained on
     loss_keys: int  # expert episodes on held-out targets: the SFT's held-out loss rows (never trained on)
     targets_per_type: int  # held-out-target keys per task type (x seeds episodes each)
     family_keys: int  # held-out-family keys
@@ -38,14 +41,14 @@ class Size:
 
 
 SIZES = {
-    "tiny": Size(base="tiny", teacher_keys=1, loss_keys=1, targets_per_type=1, family_keys=1, seeds=2,
+    "tiny": Size(base="tiny", teacher_keys=1, grpo_keys=1, loss_keys=1, targets_per_type=1, family_keys=1, seeds=2,
                  sft_epochs=1, sft_lr=5e-3, sft_max_length=None, sft_curve=(0.5, 1.0), grpo_steps=1,
                  grpo_curve=(1.0,), group=2, max_new_tokens=24, max_iterations=2, episode_steps=20, workers=2),
-    "quick": Size(base="smollm2", teacher_keys=6, loss_keys=2, targets_per_type=2, family_keys=2, seeds=2,
+    "quick": Size(base="smollm2", teacher_keys=6, grpo_keys=4, loss_keys=2, targets_per_type=2, family_keys=2, seeds=2,
                   sft_epochs=2, sft_lr=2e-4, sft_max_length=2048, sft_curve=(0.5, 1.0), grpo_steps=2,
                   grpo_curve=(1.0,), group=2, max_new_tokens=192, max_iterations=6, episode_steps=15, workers=2),
-    "default": Size(base="smollm2", teacher_keys=60, loss_keys=6, targets_per_type=5, family_keys=10, seeds=2,
-                    sft_epochs=3, sft_lr=2e-4, sft_max_length=3072, sft_curve=(0.25, 0.5, 1.0), grpo_steps=30,
+    "default": Size(base="smollm2", teacher_keys=60, grpo_keys=20, loss_keys=6, targets_per_type=5, family_keys=10,
+                    seeds=2, sft_epochs=3, sft_lr=2e-4, sft_max_length=3072, sft_curve=(0.25, 0.5, 1.0), grpo_steps=30,
                     grpo_curve=(0.5, 1.0), group=4, max_new_tokens=256, max_iterations=10, episode_steps=30,
                     workers=2),
 }
@@ -69,7 +72,7 @@ def _task_type(key: str) -> str:
 
 
 def choose_keys(size: Size, seed: int) -> dict[str, list[str]]:
-    """Return {"teacher", "loss", "held-out targets", "held-out families"}: "problem@target" keys, seeded."""
+    """Return {"teacher", "loss", "held-out targets", "held-out families", "grpo"}: "problem@target" keys, seeded."""
     from aoi.data.splits import SplitRules, catalogue_keys, make_splits
 
     keys = catalogue_keys()
@@ -88,7 +91,10 @@ def choose_keys(size: Size, seed: int) -> dict[str, list[str]]:
     train = sorted(set(splits["by_target"]["train"]) & set(splits["by_family"]["train"]) - set(targets))
     teacher = rng.sample(train, min(size.teacher_keys, len(train)))
     loss = [k for k in targets if k not in no_fault][:size.loss_keys]
-    return {"teacher": teacher, "loss": loss, "held-out targets": targets, "held-out families": families}
+    rest = sorted(set(train) - set(teacher))  # drawn last: the sets above stay what they were before GRPO had its own
+    grpo = rng.sample(rest, min(size.grpo_keys, len(rest)))
+    return {"teacher": teacher, "loss": loss, "held-out targets": targets, "held-out families": families,
+            "grpo": grpo}
 
 
 def pairs(keys: list[str]) -> list[tuple[str, str | None]]:

@@ -40,6 +40,7 @@ def wait_for(path: Path, process: subprocess.Popen, log: Path, limit: float = 12
 def outputs(work: Path) -> dict[str, int]:
     """Return the mtime of every output of the phases done before the kill."""
     kept = [*(work / "phases").glob("*.json"), work / "teacher" / "results.jsonl", work / "data" / "splits.json",
+            work / "teacher-grpo" / "results.jsonl", work / "grpo-data" / "splits.json",
             work / "sft" / "adapter_model.safetensors", work / "grpo" / "adapter_model.safetensors",
             *(work / "eval" / "base").rglob("results.jsonl")]
     return {str(p): p.stat().st_mtime_ns for p in kept}
@@ -64,7 +65,7 @@ def resumed(tmp_path_factory):
 def test_the_resumed_run_skips_the_finished_phases_and_reuses_their_output(resumed):
     work, log, before, _ = resumed
     resumed_part = log.split(f"phase {KILLED_IN}: running", 1)[1]  # the first run's part ends in that phase
-    for phase in ("teacher", "export", "sft", "grpo", "eval-base", "eval-sft@50"):
+    for phase in ("teacher", "export", "sft", "teacher-grpo", "export-grpo", "grpo", "eval-base", "eval-sft@50"):
         assert f"phase {phase}: done before" in resumed_part
     assert f"phase {KILLED_IN}: running" in resumed_part and f"phase {KILLED_IN}: done in" in resumed_part
     assert before and outputs(work) | before == outputs(work)  # nothing finished before the kill was rewritten
@@ -103,3 +104,19 @@ def test_a_phase_runs_alone_and_a_done_one_is_skipped(resumed):
     done = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--work", str(work), "--phase", "sft"], cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode == 0 and "phase sft: done before" in done.stdout and "eval-base" not in done.stdout
+
+
+def test_a_plan_written_before_grpo_had_its_own_keys_gets_them_and_keeps_the_rest(tmp_path):
+    def plan_only() -> subprocess.CompletedProcess:  # an unknown phase: the plan is written, nothing runs
+        return subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--work", str(tmp_path), "--phase", "none"],
+                              cwd=ROOT, capture_output=True, text=True)
+
+    assert plan_only().returncode != 0
+    path = tmp_path / "plan.json"
+    fresh = json.loads(path.read_text())
+    old = {**fresh, "keys": {k: v for k, v in fresh["keys"].items() if k != "grpo"}}
+    assert fresh["keys"]["grpo"] and not set(fresh["keys"]["grpo"]) & set(fresh["keys"]["teacher"])
+    path.write_text(json.dumps(old))
+    assert "unknown phase" in plan_only().stderr and json.loads(path.read_text())["keys"] == fresh["keys"]
+    path.write_text(json.dumps({**old, "keys": {**old["keys"], "teacher": ["x@y"]}}))
+    assert "start the run in a fresh --work" in plan_only().stderr
