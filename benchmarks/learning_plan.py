@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass
 
-TASK_TYPES = ("detection", "localization", "analysis", "mitigation")
+from aoi.tasks import TASK_TYPES, TaskType
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,7 +82,7 @@ def choose_keys(size: Size, seed: int) -> dict[str, list[str]]:
     targets = []
     for task_type, pool in by_type.items():
         count = size.targets_per_type
-        if task_type == "detection":  # half of them no-fault problems, unseen in training
+        if task_type == TaskType.DETECTION:  # half of them no-fault problems, unseen in training
             unseen = rng.sample(no_fault, min(count // 2, len(no_fault)))
             targets += unseen
             count -= len(unseen)
