@@ -1,4 +1,5 @@
-"""Shared fixtures: twins served over HTTPS and driven by the real kubectl; golden files and their update flag."""
+"""Shared fixtures: twins served over HTTPS and driven by the real kubectl; golden files and their update flag; the
+order that starts the longest test files first."""
 
 from __future__ import annotations
 
@@ -34,6 +35,42 @@ def hotel(settled_hotel, tmp_path) -> Served:
     served = Served(settled_hotel.clone(shared, lazy=True), tmp_path)
     yield served
     served.close()
+
+
+# Test files that take a minute or more on two cores, longest first (from `--durations`). Under -n the workers take
+# whole files in collection order (pyproject's addopts: --dist loadfile --no-loadscope-reorder), so these start first:
+# none is left to run alone at the end while the other worker idles. The learning benchmark keeps one worker for
+# minutes while the other takes the two vLLM files in turn: never two vLLM servers at once. A slow file missing here
+# costs only balance, never a result.
+LONGEST_FIRST = (
+    "tests/benchmarks/test_learning.py",  # the tiny learning benchmark, every phase, killed and resumed
+    "tests/models/test_vllm_server.py",  # a vLLM server (aoi serve-model) and an SFT adapter for the module
+    "tests/echo/test_vllm.py",  # a vLLM server for the module
+    "tests/train/test_sft_positions.py",
+    "tests/echo/test_swarm.py",
+    "tests/train/test_sft.py",
+    "tests/train/test_grpo.py",
+    "tests/echo/test_colocated.py",
+    "tests/echo/test_served.py",
+    "tests/train/test_evolver.py",
+    "tests/env/test_determinism.py",
+    "tests/test_cli_errors.py",
+    "tests/test_terminal.py",
+    "tests/env/test_scenario_env.py",
+    "tests/test_cli.py",
+    "tests/models/test_expert.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Move the files of LONGEST_FIRST to the front, in that order (the rest keep pytest's order)."""
+    missing = [path for path in LONGEST_FIRST if not (config.rootpath / path).is_file()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py's LONGEST_FIRST names {', '.join(missing)}, which is not there: "
+                                "give the file's new path or drop it from the list")
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
 
 
 def pytest_addoption(parser):
