@@ -16,7 +16,7 @@ from aoi.echo.metrics import Clock, MetricsLog
 from aoi.echo.run import MODES, EchoOptions, Run
 from aoi.echo.sampler import Sampler, SamplerSpec
 from aoi.echo.trainer import Trainer, TrainSpec
-from aoi.train.grpo import COLUMNS, GRPO_DEFAULTS, read_config
+from aoi.train.grpo import COLUMNS, grpo_settings, read_config
 from aoi.train.rewards import check_weights
 from aoi.train.served import AUTO, check_server, release_adapters, sampler_server
 
@@ -54,7 +54,7 @@ def prepare(options: EchoOptions) -> Run:
     if options.sampler_url and options.sampler_url != AUTO:  # a bad URL or a server not answering: a clear error
         check_server(options.sampler_url, options.sampler_model)  # before any actor starts
     offline()
-    grpo, settings = options.grpo, {**GRPO_DEFAULTS, **options.grpo.grpo}
+    grpo, settings = options.grpo, grpo_settings(options.grpo.grpo)
     rows = load_view(grpo.data, "rl", grpo.split, "train").select_columns(list(COLUMNS)).to_list()
     base = grpo.base or (_init_base(grpo.init) if grpo.init else "tiny")
     init = str(grpo.init) if grpo.init else None
@@ -69,7 +69,8 @@ def prepare(options: EchoOptions) -> Run:
     train = TrainSpec(learning_rate=settings["learning_rate"], epsilon=settings.get("epsilon", 0.2),
                       is_cap=settings.get("vllm_importance_sampling_cap", 3.0), temperature=settings["temperature"],
                       max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)))
-    per_step = max(1, settings["per_device_train_batch_size"] // settings["num_generations"])
+    samples = settings["per_device_train_batch_size"] * settings["gradient_accumulation_steps"]
+    per_step = max(1, samples // settings["num_generations"])
     Path(grpo.out).mkdir(parents=True, exist_ok=True)
     return Run(options=options, rows=rows, sampler=sampler, train=train, policy=policy, groups_per_step=per_step,
                log=MetricsLog(grpo.out), clock=Clock(started=time.perf_counter(), samplers=options.samplers))
@@ -156,7 +157,7 @@ def finish(run: Run, summary: dict, files: dict[str, bytes]) -> dict:
     metrics = {**summary, "wall_seconds": round(run.clock.wall(), 3),
                **{k: last[k] for k in ("reward", "rollouts_per_s", "tokens_per_s", "trainer_idle",
                                        "sampler_idle", "dropped_stale_total") if k in last}}
-    hyper = {"grpo": {**GRPO_DEFAULTS, **grpo.grpo}, "rewards": grpo.weights, "lora": grpo.lora.as_dict(),
+    hyper = {"grpo": grpo_settings(grpo.grpo), "rewards": grpo.weights, "lora": grpo.lora.as_dict(),
              "seed": grpo.seed, "max_steps": grpo.max_steps, "episode_steps": grpo.episode_steps,
              "groups_per_step": run.groups_per_step, "train": run.train.__dict__}
     return write_manifest(out, base=base_identity(run.policy["base"]), data_sha256=data_sha256(grpo.data),

@@ -109,7 +109,7 @@ def _trainer(options: grpo.GrpoOptions, seeds: list[Scenario], scorer: GroupScor
     model, tokenizer, peft_config = grpo._model(options)
     config = GRPOConfig(output_dir=str(Path(options.out) / "checkpoints"), max_steps=options.max_steps,
                         seed=options.seed, reward_weights=[float(w) for w in options.weights.values()],
-                        **{**grpo.GRPO_DEFAULTS, **EVOLVER_DEFAULTS, **options.grpo}, **device_args)
+                        **grpo.grpo_settings(options.grpo, EVOLVER_DEFAULTS), **device_args)
     rollout = scenario_rollout({_key(row["prompt"]): s for row, s in zip(rows, seeds, strict=True)},
                                seed=options.seed, constrained=options.constrained)
     return GRPOTrainer(model=model, reward_funcs=[scorer.reward(name) for name in options.weights], args=config,

@@ -37,9 +37,24 @@ SECTIONS = ("grpo", "rewards", "rollout", "lora")
 MIN_DECISION_TOKENS = 16  # the shortest decision, {"next": "probe"}, takes 7-10 SmolLM2 tokens as the mask lets it
 COLUMNS = ("prompt", "problem_id", "target", "seed", "prefix", "decision_index")
 # GRPOConfig defaults sized for CPU; any GRPOConfig field may be set in the config file's `grpo` section.
-GRPO_DEFAULTS = {"num_generations": 4, "per_device_train_batch_size": 4, "max_completion_length": 256,
+GRPO_DEFAULTS = {"num_generations": 4, "per_device_train_batch_size": 1, "max_completion_length": 256,
                  "learning_rate": 1e-5, "temperature": 1.0, "beta": 0.0, "logging_steps": 1, "save_steps": 10,
                  "save_total_limit": 3, "report_to": "none", "gradient_checkpointing": False}
+
+
+def grpo_settings(overrides: dict, *layers: dict) -> dict:
+    """Return GRPO_DEFAULTS under `layers` and `overrides`; unless set, gradient accumulation makes one optimizer step
+    one group: an Observer's prompt runs to ~3,000 tokens, and four sequences per forward took SmolLM2's trainer to
+    18.7 GB RSS (benchmarks/learning.py, killed for memory) where one at a time stayed at 4.6-5.6 GB.
+
+    Example:
+        >>> grpo_settings({})["gradient_accumulation_steps"], grpo_settings({"per_device_train_batch_size": 2,
+        ...     "num_generations": 2})["gradient_accumulation_steps"]
+        (4, 1)
+    """
+    merged = {**GRPO_DEFAULTS, **{k: v for layer in layers for k, v in layer.items()}, **overrides}
+    per_forward = merged["per_device_train_batch_size"]
+    return {"gradient_accumulation_steps": max(1, merged["num_generations"] // per_forward), **merged}
 
 
 @dataclass(kw_only=True)
@@ -147,7 +162,7 @@ def _validate(options: GrpoOptions) -> None:
                          "or false (TRL's own generation)")
     if options.sampler_url and options.mode != "per_decision":
         raise ValueError("--sampler-url draws per_decision groups; whole_episode rollouts sample in this process")
-    length = {**GRPO_DEFAULTS, **options.grpo}["max_completion_length"]
+    length = grpo_settings(options.grpo)["max_completion_length"]
     if options.constrained and length < MIN_DECISION_TOKENS:
         raise ValueError(f"grpo.max_completion_length {length} is too short for a decision that "
                          f"parses (the shortest takes up to 10 tokens); give {MIN_DECISION_TOKENS} or more")
@@ -172,7 +187,7 @@ def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict)
     model, tokenizer, peft_config = _model(options)
     funcs, weights = reward_functions(options.weights)
     config = GRPOConfig(output_dir=str(Path(options.out) / "checkpoints"), max_steps=options.max_steps,
-                        seed=options.seed, reward_weights=weights, **{**GRPO_DEFAULTS, **options.grpo},
+                        seed=options.seed, reward_weights=weights, **grpo_settings(options.grpo),
                         **device_args)
     return rows_trainer()(model=model, reward_funcs=funcs, args=config, train_dataset=rows,
                           processing_class=tokenizer, peft_config=peft_config,
@@ -267,7 +282,7 @@ def _init_version(options: GrpoOptions) -> str | None:
 
 def _hyper(options: GrpoOptions, args) -> dict:
     """Return the hyper-parameters the manifest records: TRL's effective settings, weights, LoRA, mode."""
-    chosen = {name: getattr(args, name) for name in sorted({*GRPO_DEFAULTS, *options.grpo, "loss_type",
+    chosen = {name: getattr(args, name) for name in sorted({*grpo_settings(options.grpo), "loss_type",
                                                             "scale_rewards", "epsilon", "num_iterations"})}
     lora = options.lora.as_dict() if options.init is None else {"from": str(options.init)}
     return {"grpo": chosen, "rewards": options.weights, "lora": lora, "mode": options.mode,
