@@ -10,6 +10,7 @@ it (the killed session's part is not counted).
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -98,7 +99,8 @@ def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") ->
 
     out, config = work / "grpo", work / "grpo.json"
     resume = _fresh_unless_checkpoint(out)
-    every = max(1, round(min(size.grpo_curve) * size.grpo_steps))
+    curve = max(1, round(min(size.grpo_curve) * size.grpo_steps))
+    every = math.gcd(curve, 5)  # a checkpoint at every curve point, and at most 5 steps lost when a run is killed
     # one sequence per forward, a group per optimizer step: four ~3,000-token sequences at once (no activation
     # checkpointing) took the trainer to 18.7 GB RSS at step 5 of the default run, and the kernel killed it
     settings = {"grpo": {"num_generations": size.group, "per_device_train_batch_size": 1,
