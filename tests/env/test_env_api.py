@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aoi.env import ENV_VERSION, Env, StepLimit, make
+from aoi.env import ENV_VERSION, Env, StepLimit, make, shell
 from aoi.problems import solutions
 from aoi.protocols import Backend
 
@@ -68,3 +68,30 @@ def test_the_wrapper_reads_and_sets_the_envs_attributes(tmp_path):
         env.seconds_per_step = 0.0
         env.max_steps = 5
         assert env.unwrapped.seconds_per_step == 0.0 and env.max_steps == 5 and "seconds_per_step" not in vars(env)
+
+
+def test_step_info_says_what_the_action_gave_as_data(tmp_path, monkeypatch):
+    """refused, exit_status, cut and accepted travel beside the observation, and `suffix` is exactly what the budget
+    appended: no caller reads a status back from the text."""
+    def facts(action: str, role: str | None = None) -> tuple[str, dict]:
+        observation, _, _, _, info = env.step(action, role=role)
+        assert observation.endswith(info["suffix"])
+        return observation, {key: info[key] for key in ("refused", "exit_status", "cut", "accepted", "suffix")}
+
+    with make(PORT_ID, seed=2, workdir=tmp_path) as env:
+        env.reset()
+        look, info = facts(LOOK, "probe")
+        assert info == {"refused": False, "exit_status": 0, "cut": None, "accepted": None, "suffix": f"\n{NEXT}"}
+        assert look.startswith("NAME") and look.count(NEXT) == 1
+        refused, info = facts(solutions.shell("kubectl delete pod --all -n test-social-network"), "probe")
+        assert refused.startswith("Error: Forbidden") and (info["refused"], info["exit_status"]) == (True, None)
+        failed, info = facts(solutions.shell("kubectl get pod nowhere -n test-social-network"), "probe")
+        assert failed.startswith("[ERROR]") and (info["refused"], info["exit_status"]) == (False, 1)
+        monkeypatch.setattr(shell, "MAX_OUTPUT", 100)  # the pod list is longer: the env ends the command
+        cut, info = facts(LOOK, "probe")
+        assert cut.startswith("Error: the command printed")
+        assert (info["refused"], info["exit_status"], info["cut"]) == (False, None, "output_limit")
+        assert facts(solutions.action("get_logs", "test-social-network", "user-service"))[1]["exit_status"] is None
+        assert facts(solutions.action("submit", 1, 2))[1]["accepted"] is False
+        assert facts(solutions.action("submit", "Yes"))[1] == {"refused": False, "exit_status": None, "cut": None,
+                                                              "accepted": True, "suffix": ""}

@@ -25,18 +25,23 @@ PROBLEMS = ("k8s_target_port-misconfig-detection-1", "astronomy_shop_ad_service_
 PINNED = {  # ENV_VERSION -> sha256 of the transcripts of PROBLEMS at SEED
     "1": "bb087472460204deea886e6ccc886be2db59ae05c141c091a887753916776c3c",
 }
+# what an action gave, as data beside its observation (Env.step's docstring): pinned by tests/env/test_env_api.py,
+# left out here so that adding such a fact needs no new version while the observations stay the same
+FACTS = ("refused", "exit_status", "cut", "accepted", "suffix")
 CHANGED = ("observations changed: bump aoi.env.ENV_VERSION and update the pinned digest "
            "(`.venv/bin/python -m tests.env.test_env_version --update` prints it)")
 
 
 def digest(folder: Path) -> str:
-    """Return the sha256 of the transcripts, episode folder masked and the token count over it dropped."""
+    """Return the sha256 of the transcripts, episode folder masked, the token count over it and the FACTS dropped."""
     out = []
     for problem_id in PROBLEMS:
         workdir = folder / problem_id
         steps = transcript(problem_id, SEED, workdir)
         for step in steps[1:]:
             step[4].get("results", {}).pop("in_tokens", None)  # counts the folder's name, which differs per run
+            for fact in FACTS:
+                step[4].pop(fact)
         out.append(json.dumps(steps).replace(str(workdir), "<WORKDIR>"))
     return hashlib.sha256("\n".join(out).encode()).hexdigest()
 

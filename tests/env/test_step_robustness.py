@@ -119,8 +119,9 @@ def test_a_huge_output_answers_a_clear_error_before_the_filters():
     def run_kubectl(argv, stdin, timeout):
         return "x" * (shell.MAX_OUTPUT + 1), "", 0, False
 
-    observation = shell.exec_shell("kubectl get pods -A | grep x", run_kubectl, 0.0, role="probe")
-    assert observation.startswith("Error: the command printed") and "narrow it" in observation
+    outcome = shell.exec_shell("kubectl get pods -A | grep x", run_kubectl, 0.0, role="probe")
+    assert outcome.observation.startswith("Error: the command printed") and "narrow it" in outcome.observation
+    assert (outcome.refused, outcome.exit_status, outcome.cut) == (False, None, "output_limit")
 
 
 def test_the_probe_runs_exactly_the_kubectl_its_policy_judged():
@@ -130,5 +131,5 @@ def test_the_probe_runs_exactly_the_kubectl_its_policy_judged():
         seen.append(argv)
         return "a\nb\n", "", 0, False
 
-    assert shell.exec_shell("kubectl get pods -n x | head -1", run_kubectl, 0.0, role="probe") == "a\n"
+    assert shell.exec_shell("kubectl get pods -n x | head -1", run_kubectl, 0.0, role="probe").observation == "a\n"
     assert seen == [["get", "pods", "-n", "x"]]

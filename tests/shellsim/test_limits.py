@@ -25,7 +25,7 @@ def sh(script: str, bash: bool = False) -> ExecResult:
 
 
 def test_the_runaway_for_of_the_reaudit_stops_at_the_word_limit():
-    observation = exec_shell(RUNAWAY_FOR, None, 0.0)
+    observation = exec_shell(RUNAWAY_FOR, None, 0.0).observation
     assert observation.startswith("[ERROR] Docker command execution failed: ")
     assert f"sh: 1: stopped: an expansion made more than {WORD_LIMIT} words: Argument list too long" in observation
     assert "seq: memory exhausted" in observation  # the generator said first why its list is short

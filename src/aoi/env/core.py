@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from aoi import runtime_dirs
 from aoi.env import shell, submission, telemetry
 from aoi.env.limits import StepLimit
+from aoi.env.outcome import Outcome
 from aoi.env.parser import ParseError, parse
 from aoi.env.prompts import task_prompt
 from aoi.env.roles import ROLES, SUBMITTERS
@@ -168,20 +170,28 @@ class Env:
             self.problem = problem
 
     def step(self, action_text: str, role: str | None = None) -> tuple[str, float, bool, bool, dict]:
-        """Play one action; return (observation, reward, terminated, truncated, info); only a submit terminates."""
+        """Play one action; return (observation, reward, terminated, truncated, info); only a submit terminates.
+
+        info holds `steps`, `role`, `sim_time` (simulated seconds since reset) and what the action gave, as data:
+        `refused` (exec_shell refused a command before it ran: AOI's command policy for the role, or AIOpsLab's
+        blocked commands), `exit_status` (exec_shell's exit status; None when no command ran to its end, and for
+        other actions), `cut` (None, or why exec_shell ended the command early: "timeout", "output_limit") and
+        `accepted` (a submit: True when it ended the episode, False when refused; None for other actions). The
+        episode's end adds `results` and `wall_seconds`; StepLimit adds `suffix`.
+        """
         if self.done:
             raise RuntimeError("the episode is over; call reset() to start another")
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}; use None, 'observer', 'probe' or 'executor'")
         self.steps += 1
         self.trace.append({"role": "assistant", "content": action_text})
-        observation, submitted = self._play(action_text, role)
-        self.trace.append({"role": "env", "content": observation})
-        info = {"steps": self.steps, "role": role, "sim_time": self.backend.now() - self.started_at}
-        if not submitted:
-            return observation, 0.0, False, False, info
+        outcome = self._play(action_text, role)
+        self.trace.append({"role": "env", "content": outcome.observation})
+        info = {"steps": self.steps, "role": role, "sim_time": self.backend.now() - self.started_at, **outcome.info()}
+        if not outcome.accepted:
+            return outcome.observation, 0.0, False, False, info
         self.accepted = True
-        return observation, self.end(info), True, False, info
+        return outcome.observation, self.end(info), True, False, info
 
     def end(self, info: dict) -> float:
         """End the episode now and judge it (a submit did, or a wrapper's budget ran out); return the reward.
@@ -207,18 +217,19 @@ class Env:
         self.close()
 
     # --- actions ---
-    def _play(self, action_text: str, role: str | None) -> tuple[str, bool]:
+    def _play(self, action_text: str, role: str | None) -> Outcome:
         """Run one action and let its simulated time pass; a failure of the environment itself (a bug, never the
         agent's doing) is logged with its traceback and answers this step with an error, and the episode goes on."""
         try:
-            observation, submitted = self._act(action_text, role)
+            outcome = self._act(action_text, role)
         except Exception as exc:  # noqa: BLE001 - one broken step must not end the episode or the session
-            observation, submitted = self._failed("this action", exc), False
+            outcome = Outcome(self._failed("this action", exc))
         try:
             self.backend.tick(self.seconds_per_step)
         except Exception as exc:  # noqa: BLE001 - as above, for the step's simulated time
-            observation += "\n" + self._failed("the simulated time after this action", exc)
-        return observation, submitted
+            failed = self._failed("the simulated time after this action", exc)
+            outcome = replace(outcome, observation=f"{outcome.observation}\n{failed}")
+        return outcome
 
     def _failed(self, what: str, exc: Exception) -> str:
         """Log an environment failure and return the observation that reports it."""
@@ -226,61 +237,61 @@ class Env:
         return (f"Error: the environment failed on {what} ({type(exc).__name__}: {one_line(str(exc))[:200]}); "
                 "the episode goes on: try again, or another action.")
 
-    def _act(self, action_text: str, role: str | None) -> tuple[str, bool]:
-        """Parse and run one action; return (observation, submitted)."""
+    def _act(self, action_text: str, role: str | None) -> Outcome:
+        """Parse and run one action; return its outcome."""
         if not isinstance(action_text, str) or len(action_text) > MAX_ACTION:
             size = f"{len(action_text)} characters" if isinstance(action_text, str) else type(action_text).__name__
-            return (f"Error: an action of {size} is refused (at most {MAX_ACTION} characters of text) — send one "
-                    "short fenced block."), False
+            return Outcome(f"Error: an action of {size} is refused (at most {MAX_ACTION} characters of text) — send "
+                           "one short fenced block.")
         try:
             action = parse(action_text)
         except ParseError as exc:
-            return str(exc), False
+            return Outcome(str(exc))
         if action.api == "submit":
             return self._submit(action.args, action.kwargs, role)
-        return self._run(action.api, action.args, action.kwargs, role), False
+        return self._run(action.api, action.args, action.kwargs, role)
 
-    def _submit(self, args: list, kwargs: dict, role: str | None) -> tuple[str, bool]:
+    def _submit(self, args: list, kwargs: dict, role: str | None) -> Outcome:
         """Store the solution and end the episode, or answer AIOpsLab's error for arguments its submit refuses."""
         if role not in SUBMITTERS:
-            return f"Error: the {role} role cannot submit; only the observer submits.", False
+            return Outcome(f"Error: the {role} role cannot submit; only the observer submits.", accepted=False)
         self.solution = submission.solution(args)  # stored before the call, so a refused submit's stays too
         refused = submission.refusal(self.problem.task_type, args, kwargs)
-        return (refused, False) if refused else (SUBMITTED, True)
+        return Outcome(refused, accepted=False) if refused else Outcome(SUBMITTED, accepted=True)
 
-    def _run(self, api: str, args: list, kwargs: dict, role: str | None) -> str:
-        """Run one non-submit action and return its observation."""
+    def _run(self, api: str, args: list, kwargs: dict, role: str | None) -> Outcome:
+        """Run one non-submit action and return its outcome."""
         handler = getattr(self, f"_do_{api}", None)
         if handler is None:
-            return f"Invalid action: {api}"
+            return Outcome(f"Invalid action: {api}")
         try:
             return handler(*args, role=role, **kwargs)
         except TypeError as exc:  # wrong arguments: answer like AIOpsLab, naming the action
-            return str(exc).replace("Env._do_", "").replace("_do_", "")
+            return Outcome(str(exc).replace("Env._do_", "").replace("_do_", ""))
         except (ValueError, ArithmeticError) as exc:  # duration="abc" or 1e999: say which argument, never crash
-            return f"Error: invalid argument for {api} ({one_line(str(exc))}); pass plain numbers."
+            return Outcome(f"Error: invalid argument for {api} ({one_line(str(exc))}); pass plain numbers.")
 
-    def _do_exec_shell(self, command: str, timeout: int = 30, role=None) -> str:
+    def _do_exec_shell(self, command: str, timeout: int = 30, role=None) -> Outcome:
         limit = min(max(float(timeout), 1.0), MAX_TIMEOUT)  # inf or 1e9 would let a stuck command hold the session
         kubectl = shell_kubectl(self.backend.runner(role))
         return shell.exec_shell(command, kubectl, self.backend.now(), limit, role=role)
 
-    def _do_get_logs(self, namespace: str, service: str, role=None) -> str:
+    def _do_get_logs(self, namespace: str, service: str, role=None) -> Outcome:
         if any(len(str(name)) > MAX_NAME or not str(name).isprintable() for name in (namespace, service)):
-            return f"Error: namespace and service must be printable names of at most {MAX_NAME} characters."
-        return telemetry.service_logs(self.backend.runner(role), namespace, service)
+            return Outcome(f"Error: namespace and service must be printable names of at most {MAX_NAME} characters.")
+        return Outcome(telemetry.service_logs(self.backend.runner(role), namespace, service))
 
-    def _do_get_metrics(self, namespace: str, duration: int = 5, role=None) -> str:
-        return self.backend.get_metrics(namespace, int(duration))
+    def _do_get_metrics(self, namespace: str, duration: int = 5, role=None) -> Outcome:
+        return Outcome(self.backend.get_metrics(namespace, int(duration)))
 
-    def _do_get_traces(self, namespace: str, duration: int = 5, role=None) -> str:
-        return self.backend.get_traces(namespace, int(duration))
+    def _do_get_traces(self, namespace: str, duration: int = 5, role=None) -> Outcome:
+        return Outcome(self.backend.get_traces(namespace, int(duration)))
 
-    def _do_read_metrics(self, file_path: str, role=None) -> str:
-        return telemetry.read_export(file_path, self.workdir, "metrics")
+    def _do_read_metrics(self, file_path: str, role=None) -> Outcome:
+        return Outcome(telemetry.read_export(file_path, self.workdir, "metrics"))
 
-    def _do_read_traces(self, file_path: str, role=None) -> str:
-        return telemetry.read_export(file_path, self.workdir, "traces")
+    def _do_read_traces(self, file_path: str, role=None) -> Outcome:
+        return Outcome(telemetry.read_export(file_path, self.workdir, "traces"))
 
     # --- scoring ---
     def _evaluate(self, solution) -> dict:

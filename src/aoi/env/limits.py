@@ -52,13 +52,16 @@ class StepLimit:
         return observation, {**info, "max_steps": self.max_steps}
 
     def step(self, action: str, role: str | None = None) -> tuple[str, float, bool, bool, dict]:
-        """Play one action; past the budget, end the episode (truncated) instead of asking for the next action."""
+        """Play one action; past the budget, end the episode (truncated) instead of asking for the next action.
+
+        info's `suffix` is the text appended to the action's observation: NEXT_SUFFIX while the episode goes on, ""
+        once it ended, so a caller that wants the action's own text cuts exactly that.
+        """
         observation, reward, terminated, truncated, info = self.env.step(action, role)
-        if terminated or truncated:
-            return observation, reward, terminated, truncated, info
-        if self.env.steps >= self.max_steps:
-            return observation, self.env.end(info), False, True, info
-        return f"{observation}{NEXT_SUFFIX}", reward, False, False, info
+        if not (terminated or truncated) and self.env.steps >= self.max_steps:
+            reward, truncated = self.env.end(info), True
+        suffix = "" if terminated or truncated else NEXT_SUFFIX
+        return f"{observation}{suffix}", reward, terminated, truncated, {**info, "suffix": suffix}
 
     def close(self) -> None:
         """Close the env inside."""

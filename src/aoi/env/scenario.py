@@ -12,6 +12,7 @@ import shlex
 from kubernetes.client.exceptions import ApiException
 
 from aoi.env import shell
+from aoi.env.outcome import Outcome
 from aoi.faults import FaultError
 from aoi.faults import get as get_injector
 from aoi.kube import Kube
@@ -74,8 +75,8 @@ def _api(api: dict, kube: Kube, namespace: str, i: int) -> None:
                          "fix the operation (docs/scenarios.md)") from exc
 
 
-def _shell(backend, command: str) -> str:
-    """Run one command line through exec_shell as admin and return its observation."""
+def _shell(backend, command: str) -> Outcome:
+    """Run one command line through exec_shell as admin and return its outcome."""
     runner = backend.runner(None)
 
     def kubectl(args: list[str], stdin: bytes | None, limit: float):
@@ -93,7 +94,7 @@ def symptoms_showing(problem: Problem, backend) -> list[str]:
     """
     found = []
     for symptom in problem.fault.expect["symptoms"]:
-        if symptom.shows(_shell(backend, symptom.command)):
+        if symptom.shows(_shell(backend, symptom.command).observation):
             found.append(f"symptom still shows: {symptom.description or symptom.command} (`{symptom.command}` "
                          f"matches /{symptom.pattern}/)")
     return found
@@ -111,7 +112,7 @@ def recover(problem: Problem, backend) -> list[str]:
     """Run a scenario's solution commands as admin (closing an episode on a real cluster); return the failures."""
     failed = []
     for command in problem.fault.expect["solution"]:
-        observation = _shell(backend, command)
-        if observation.startswith("[ERROR]"):
-            failed.append(f"{command}: {' '.join(observation.split())[:200]}")
+        outcome = _shell(backend, command)
+        if outcome.exit_status != 0:
+            failed.append(f"{command}: {' '.join(outcome.observation.split())[:200]}")
     return failed

@@ -86,7 +86,8 @@ class StepResult(BaseModel):
     reward: float
     terminated: bool = Field(description="The task ended (a submission).")
     truncated: bool = Field(description="The step budget ran out.")
-    info: dict[str, Any] = Field(description="steps, role, sim_time; results and wall_seconds when the episode ends.")
+    info: dict[str, Any] = Field(description="steps, role, sim_time, refused, exit_status, cut, accepted, suffix "
+                                             "(Env.step's docstring); results and wall_seconds when the episode ends.")
 
 
 class SessionStatus(BaseModel):

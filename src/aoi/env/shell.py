@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from aoi.env.outcome import OUTPUT_LIMIT, TIMEOUT, Outcome
 from aoi.safety import gate
 from aoi.safety.shellwords import Refused
 from aoi.shellsim.context import ExecContext, ExecResult
@@ -36,7 +37,12 @@ RunKubectl = Callable[[list[str], bytes | None, float], tuple[str, str, int, boo
 
 
 class ShellRefusal(ValueError):
-    """A command exec_shell ends without finishing; the message is the observation."""
+    """A command exec_shell ends without finishing; the message is the observation, `cut` says why when no policy
+    refused it (outcome.TIMEOUT, outcome.OUTPUT_LIMIT)."""
+
+    def __init__(self, message: str, cut: str | None = None):
+        super().__init__(message)
+        self.cut = cut
 
 
 class HostKubectl:
@@ -54,7 +60,7 @@ class HostKubectl:
     def timed_out(self) -> ShellRefusal:
         """Return AIOpsLab's timeout answer for this command."""
         return ShellRefusal(f"Failed to execute command in Docker container: {HOST}\n"
-                            f"Error: Command '{self.command}' timed out after {int(self.timeout)} seconds")
+                            f"Error: Command '{self.command}' timed out after {int(self.timeout)} seconds", TIMEOUT)
 
     def __call__(self, argv: list[str], ctx: ExecContext) -> ExecResult:
         """Run one kubectl invocation of the script; end the script on a refusal, a timeout or a flood of output."""
@@ -69,7 +75,8 @@ class HostKubectl:
             raise self.timed_out()
         if len(out) > MAX_OUTPUT:
             raise ShellRefusal(f"Error: the command printed {len(out)} characters, more than exec_shell handles "
-                               f"({MAX_OUTPUT}) — narrow it with -n, -l, --field-selector, -o jsonpath or --tail.")
+                               f"({MAX_OUTPUT}) — narrow it with -n, -l, --field-selector, -o jsonpath or --tail.",
+                               OUTPUT_LIMIT)
         return ExecResult(out.encode(), err.encode(), code)
 
 
@@ -137,20 +144,22 @@ def run(command: str, run_kubectl: RunKubectl, now: float, timeout: float = 30.0
 
 
 def exec_shell(command: str, run_kubectl: RunKubectl, now: float, timeout: float = 30.0,
-               role: str | None = None) -> str:
-    """Run one exec_shell command as a role and return AIOpsLab's observation text (kind host flavour).
+               role: str | None = None) -> Outcome:
+    """Run one exec_shell command as a role; return AIOpsLab's observation text (kind host flavour) and its facts.
 
     Example:
         >>> def kubectl(args, stdin, timeout):
         ...     return "web-1\\nweb-2\\n", "", 0, False
         >>> exec_shell("for p in $(kubectl get pods -o name); do echo ${p%-*}; done | uniq -c", kubectl, 0.0)
-        '      2 web\\n'
+        Outcome(observation='      2 web\\n', refused=False, exit_status=0, cut=None, accepted=None)
     """
     try:
         result = run(command, run_kubectl, now, timeout, role)
     except ShellRefusal as refusal:
-        return str(refusal)
+        return Outcome(str(refusal), refused=refusal.cut is None, cut=refusal.cut)
     if result.exit_code != 0:
-        return f"[ERROR] Docker command execution failed: {result.stderr.decode(errors='replace')}"
-    return result.stdout.decode(errors="replace")  # whole, as AIOpsLab returns it: the agents cap what they read
+        return Outcome(f"[ERROR] Docker command execution failed: {result.stderr.decode(errors='replace')}",
+                       exit_status=result.exit_code)
+    # whole, as AIOpsLab returns it: the agents cap what they read
+    return Outcome(result.stdout.decode(errors="replace"), exit_status=0)
 
