@@ -68,7 +68,13 @@ def kubectl_probe(world: dict, command: str) -> str:
 def entries(world: dict) -> dict:
     """Return entry point -> (attempts, run(sent) -> observation)."""
     env = world["env"]
-    tools = probe_tools(Channel(lambda action, role: env.step(action, role=role)[0]))
+
+    def act(action: str, role: str) -> tuple[str, dict]:
+        """Play one action as the runtime does; return its observation and info."""
+        observation, _, _, _, info = env.step(action, role=role)
+        return observation, info
+
+    tools = probe_tools(Channel(act))
 
     def tool(name: str, **args) -> str:
         """Run one probe tool, return its observation."""

@@ -22,7 +22,7 @@ def call(tool: str, **args) -> tuple[str, str]:
 def probe(script: list, budget: int = 3) -> tuple[SubAgent, Trajectory]:
     traj = Trajectory("p", "detection")
     guards = Guards(budget=budget, fit=lambda text, command="": text, steps_left=lambda: 50)
-    tools = probe_tools(Channel(lambda action, role: f"ran {action}"))
+    tools = probe_tools(Channel(lambda action, role: (f"ran {action}", {})))
     return SubAgent(Role.PROBE, ReplayModel(script), tools, Recorder(traj), guards), traj
 
 

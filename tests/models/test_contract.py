@@ -28,7 +28,7 @@ def call(role: str, tool: str, thought: str = "", **args) -> tuple[str, str]:
 
 def agent(role: Role, script: list, budget: int = 2) -> tuple[SubAgent, ReplayModel, Trajectory]:
     traj, model = Trajectory("p", "localization"), ReplayModel(script)
-    channel = Channel(lambda action, who: PODS)
+    channel = Channel(lambda action, who: (PODS, {}))
     tools = probe_tools(channel) if role == Role.PROBE else executor_tools(channel, ApprovalPolicy("auto"), None)
     guards = Guards(budget=budget, fit=lambda text, command="": text, steps_left=lambda: 50)
     return SubAgent(role, model, tools, Recorder(traj), guards), model, traj

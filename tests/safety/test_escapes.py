@@ -104,8 +104,13 @@ def attempt(world: dict, run, sent: str) -> str:
     return observation
 
 
+def act(world: dict, action: str, role) -> tuple[str, dict]:
+    observation, _, _, _, info = world["env"].step(action, role=role)
+    return observation, info
+
+
 def step(world: dict, action: str, role) -> str:
-    return world["env"].step(action, role=role)[0]
+    return act(world, action, role)[0]
 
 
 @pytest.mark.parametrize("command", escapes.PROBE)
@@ -149,7 +154,7 @@ def test_kubectl_with_probe_credentials(world, command):
 
 @pytest.fixture(scope="module")
 def probe_tools(world):
-    return probe_toolset(Channel(lambda action, role: step(world, action, role)))
+    return probe_toolset(Channel(lambda action, role: act(world, action, role)))
 
 
 @pytest.mark.parametrize("command", escapes.PROBE)

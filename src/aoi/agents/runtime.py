@@ -123,11 +123,13 @@ def components(app: str) -> tuple[str, ...]:
         return ()
 
 
-def _step(env, action: str, role: str | None) -> str:
-    """Play one env action; once the environment has ended the episode, say so instead."""
+def _step(env, action: str, role: str | None) -> tuple[str, dict]:
+    """Play one env action and return its observation and info; once the environment has ended the episode, say so
+    instead (with an empty info: nothing ran)."""
     if env.done:
-        return "Error: the environment has no steps left in this episode; finish or submit now."
-    return env.step(action, role=role)[0]
+        return "Error: the environment has no steps left in this episode; finish or submit now.", {}
+    observation, _, _, _, info = env.step(action, role=role)
+    return observation, info
 
 
 def _submit_unanswered(env, task_type: str, recorder: Recorder) -> None:
@@ -186,7 +188,7 @@ def run_episode(env, config: RunConfig, models: dict[str, Model], *, attempt: in
         executor = SubAgent(Role.EXECUTOR, models["executor"], executor_tools(channel, approval, audit), recorder,
                             Guards(budget=config.agent.executor_budget, **guards))
     episode = Episode(task_type=problem.task_type, description=env.description,
-                      max_iterations=config.agent.max_iterations, submit=lambda action: _step(env, action, None),
+                      max_iterations=config.agent.max_iterations, submit=lambda action: _step(env, action, None)[0],
                       steps_left=steps_left, namespace=getattr(problem, "namespace", "") or "",
                       decision_format=decision_format(config.agent.decision_format, models["observer"]),
                       components=components(getattr(problem, "app", "")))

@@ -22,9 +22,8 @@ from aoi.protocols import Role, Status, Tool, ToolResult
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
 from aoi.safety.exports import REFUSED, Exports
-from aoi.safety.gate import FORBIDDEN, check, screen
+from aoi.safety.gate import check, screen
 from aoi.safety.shellwords import Refused
-from aoi.tasks import NEXT_SUFFIX
 
 TOOLS = Path(__file__).with_name("tools.yaml")
 FINISH = "finish"  # the sub-agents' last call: the loop ends the role with its arguments as the report
@@ -94,26 +93,36 @@ class Toolset:
             return ToolResult(f"{contract.ERROR}: wrong arguments for {call.tool}: {exc}", Status.ERROR)
 
 
+def tool_result(observation: str, info: dict, action: str) -> ToolResult:
+    """Return the ToolResult of one env step: refused when env.step's info says the command policy refused it.
+
+    Example:
+        >>> tool_result("Error: Forbidden ...", {"refused": True}, "a").status, tool_result("x", {}, "a").status
+        (<Status.REFUSED: 'refused'>, <Status.OK: 'ok'>)
+    """
+    return ToolResult(observation, Status.REFUSED if info.get("refused") else Status.OK, action)
+
+
 @dataclass
 class Channel:
     """How tools reach the environment: one env.step per action, as a given role."""
 
-    step: Callable[[str, str | None], str]  # (action text, role) -> observation
+    step: Callable[[str, str | None], tuple[str, dict]]  # (action text, role) -> env.step's (observation, info)
     episode: str = ""
     exports: Exports = field(default_factory=Exports)  # the telemetry files read_file may open
 
-    def act(self, action: str, role: str) -> str:
-        """Run one environment action and return its observation without the next-action prompt."""
-        observation = self.step(action, role)
-        return observation.removesuffix(NEXT_SUFFIX)
+    def act(self, action: str, role: str) -> tuple[str, dict]:
+        """Run one environment action; return its own observation (less the `suffix` info names) and the info."""
+        observation, info = self.step(action, role)
+        return observation.removesuffix(info.get("suffix", "")), info
 
     def call(self, role: str, api: str, *args) -> ToolResult:
         """Run one environment API (noting telemetry exports read_file may open later)."""
         action = env_action(api, *args)
-        observation = self.act(action, role)
+        observation, info = self.act(action, role)
         if api in ("get_metrics", "get_traces"):
             self.exports.note(observation)
-        return ToolResult(observation, Status.OK, action)
+        return tool_result(observation, info, action)
 
 
 def probe_tools(channel: Channel) -> Toolset:
@@ -124,9 +133,7 @@ def probe_tools(channel: Channel) -> Toolset:
             screen(command)
         except Refused as refused:
             return ToolResult(contract.refused(str(refused)), Status.REFUSED)
-        result = channel.call(Role.PROBE, "exec_shell", command)
-        return ToolResult(result.observation, Status.REFUSED if FORBIDDEN in result.observation else Status.OK,
-                          result.action)
+        return channel.call(Role.PROBE, "exec_shell", command)
 
     def read_file(path, op: str = "summary", **args) -> ToolResult:
         if not channel.exports.allows(path):  # only the exported telemetry files; any other host file is refused
@@ -155,10 +162,10 @@ def executor_tools(channel: Channel, approval: ApprovalPolicy, audit: AuditLog |
         if decision.status != "approved":
             _audit(audit, channel, command, verdict, decision, preview, "", None)
             return ToolResult(contract.not_approved(decision.reason), Status.APPROVAL_DENIED)
-        result = channel.call(Role.EXECUTOR, "exec_shell", command)
-        ok = not result.observation.startswith(("[ERROR]", "Error"))
-        _audit(audit, channel, command, verdict, decision, preview, result.observation, ok)
-        return result
+        action = env_action("exec_shell", command)
+        observation, info = channel.act(action, Role.EXECUTOR)
+        _audit(audit, channel, command, verdict, decision, preview, observation, info.get("exit_status"))
+        return tool_result(observation, info, action)
 
     return Toolset(Role.EXECUTOR, {
         "exec_shell": exec_shell,
@@ -169,7 +176,7 @@ def _preview(channel: Channel, command: str, verb: str) -> str | None:
     """Ask the server for a dry run of a change kubectl can dry-run; None when it cannot."""
     if verb not in DRY_RUN_VERBS:
         return None
-    return channel.act(env_action("exec_shell", f"{command} --dry-run=server"), Role.EXECUTOR)
+    return channel.act(env_action("exec_shell", f"{command} --dry-run=server"), Role.EXECUTOR)[0]
 
 
 def _verb(command: str) -> str:
@@ -178,8 +185,8 @@ def _verb(command: str) -> str:
     return words[0] if words else ""
 
 
-def _audit(audit, channel, command, verdict, decision, preview, outcome, ok) -> None:
-    """Record a change attempt in the audit log."""
+def _audit(audit, channel, command, verdict, decision, preview, outcome, exit_status) -> None:
+    """Record a change attempt in the audit log (exit_status None: the command did not run to its end)."""
     if audit is not None:
-        audit.record("executor", command, verdict, decision, preview, outcome,
-                     exit_status=None if ok is None else (0 if ok else 1), episode=channel.episode)
+        audit.record("executor", command, verdict, decision, preview, outcome, exit_status=exit_status,
+                     episode=channel.episode)

@@ -148,10 +148,13 @@ class BridgeEnv:
         if action and action.api in ("get_metrics", "get_traces"):
             self.exports.note(observation)
         self.exchanges.append({"role": role, "action": action_text, "sent": sent, "observation": observation})
-        info = {"steps": self.steps, "role": role, "sent": refusal is None}
+        suffix = "" if self.done else NEXT_SUFFIX
+        info = {"steps": self.steps, "role": role, "sent": refusal is None, "refused": refusal is not None,
+                "exit_status": None, "cut": None,  # AIOpsLab answers with text alone: no exit status, no cause
+                "accepted": accepted if submitted else None, "suffix": suffix}  # env.step's keys (aoi.env.core)
         if self.done:
             return observation, 0.0, accepted, not accepted, info
-        return observation + NEXT_SUFFIX, 0.0, False, False, info
+        return observation + suffix, 0.0, False, False, info
 
     def _exchange(self, sent: str, submitted: bool) -> str:
         """Count the step, hand the reply to AIOpsLab and return its answer (none comes after the last step)."""
