@@ -15,6 +15,8 @@ redeploy_without_PV-mitigation-1, whose fix restarts every deployment at once): 
 Run (niced, on 2 cores: 2.5-3.5 minutes beside a benchmark at load ~2, 18 minutes at load 10):
     python benchmarks/transcripts.py --out before.json [--only SUBSTRING]
     python benchmarks/transcripts.py --compare before.json after.json   # lists the ids that differ; exit 1 if any
+    python benchmarks/transcripts.py --compare before.json after.json --ignore-info-keys refused,exit_status
+        # the same, with env-level info keys a change added on purpose left out of both sides
 """
 
 from __future__ import annotations
@@ -142,13 +144,24 @@ def write(path: Path, only: str | None) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True))
 
 
-def compare(first: Path, second: Path) -> int:
-    """Print the ids whose transcripts differ (or are missing from one file); return 1 if any does, else 0."""
-    a, b = (json.loads(p.read_text())["sha256"] for p in (first, second))
-    differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-    for problem_id in differ:
-        print(problem_id)
-    print(f"{len(differ)} of {len(a.keys() | b.keys())} ids differ", file=sys.stderr)
+def without(transcript: dict, keys: set[str]) -> dict:
+    """Return a transcript whose env-level infos (the last item of the reset and of every step) lack `keys`."""
+    env = [[*entry[:-1], {k: v for k, v in entry[-1].items() if k not in keys}] for entry in transcript["env"]]
+    return {**transcript, "env": env}
+
+
+def compare(first: Path, second: Path, ignore: set[str] = frozenset()) -> int:
+    """Print the ids whose transcripts differ (or are missing from one file) and at which levels, leaving the
+    env-level info keys `ignore` out of both; return 1 if any id differs, else 0."""
+    a, b = (json.loads(p.read_text())["transcripts"] for p in (first, second))
+    differ = 0
+    for problem_id in sorted(a.keys() | b.keys()):
+        one, two = (without(t[problem_id], ignore) if problem_id in t else {} for t in (a, b))
+        levels = [level for level in ("env", "agent") if one.get(level) != two.get(level)]
+        if levels:
+            differ += 1
+            print(f"{problem_id}: {', '.join(levels)}")
+    print(f"{differ} of {len(a.keys() | b.keys())} ids differ", file=sys.stderr)
     return 1 if differ else 0
 
 
@@ -157,9 +170,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="write the transcripts of every id to this JSON file")
     parser.add_argument("--only", help="record only ids containing this text")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two --out files")
+    parser.add_argument("--ignore-info-keys", default="", metavar="K1,K2",
+                        help="with --compare: leave these env-level info keys out of both files")
     args = parser.parse_args()
     if args.compare:
-        return compare(*args.compare)
+        return compare(*args.compare, set(filter(None, args.ignore_info_keys.split(","))))
     if not args.out:
         parser.error("pass --out FILE to record, or --compare A B")
     write(args.out, args.only)

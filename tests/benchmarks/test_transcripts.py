@@ -1,4 +1,5 @@
-"""benchmarks/transcripts.py records the same transcripts twice and --compare names an id whose transcript changed."""
+"""benchmarks/transcripts.py records the same transcripts twice and --compare names an id whose transcript changed
+(and at which level), leaving out the env-level info keys --ignore-info-keys names."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_two_runs_match_and_a_changed_transcript_is_named(tmp_path):
     assert set(data["sha256"]) == {ONLY}
     assert data["transcripts"][ONLY]["agent"]["results"]["success"] is True
     assert transcripts("--compare", str(first), str(second)).returncode == 0
-    data["sha256"][ONLY] = "0" * 64
+    data["transcripts"][ONLY]["env"][1][-1]["added"] = True  # an env-level info key a change added
     changed.write_text(json.dumps(data))
     done = transcripts("--compare", str(first), str(changed))
-    assert (done.returncode, done.stdout) == (1, f"{ONLY}\n")
+    assert (done.returncode, done.stdout) == (1, f"{ONLY}: env\n")
+    assert transcripts("--compare", str(first), str(changed), "--ignore-info-keys", "added").returncode == 0
