@@ -103,12 +103,17 @@ class FatalEpisodeError(Exception):
 
 
 class Model(Protocol):
-    """A chat model: messages in, one completion out. `role` names the agent asking (LLMs ignore it)."""
+    """A chat model: messages in, one completion out. `role` names the agent asking (LLMs ignore it).
+
+    `schema` is the JSON schema the reply must follow (aoi.models.schemas; None: free text): backends that can
+    constrain decoding to it do, the others ignore it. `context` is what the caller's prompt says, as data (the
+    Observer's: aoi.models.expert.contract.ObserverContext): the expert reads it, models that read text ignore it.
+    """
 
     name: str
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None):
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None):
         """Answer the conversation with an aoi.models.base.Completion."""
 
 

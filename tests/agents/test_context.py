@@ -26,7 +26,7 @@ class Recording:
     def __init__(self, inner):
         self.inner, self.name, self.kwargs = inner, inner.name, []
 
-    def complete(self, messages, *, role, max_tokens=None, temperature=None):
+    def complete(self, messages, *, role, max_tokens=None, temperature=None, **call):
         self.kwargs.append({"role": role, "max_tokens": max_tokens, "temperature": temperature})
         return self.inner.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature)
 
@@ -39,7 +39,7 @@ class Head:
     def __init__(self):
         self.outputs: list[str] = []
 
-    def complete(self, messages, *, role, max_tokens=None, temperature=None):
+    def complete(self, messages, *, role, max_tokens=None, temperature=None, **call):
         output = messages[-1]["content"].split("Output:\n", 1)[1]
         self.outputs.append(output)
         return Completion("\n".join(output.splitlines()[:5]))

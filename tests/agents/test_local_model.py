@@ -1,17 +1,14 @@
 """The agents on the tiny random local model: free text becomes feedback and a forced submission, never a crash;
-constrained decoding makes every Observer decision valid; the schemas agree with what the agents parse."""
+constrained decoding makes every Observer decision valid (tests/agents/test_schemas.py: the schemas are what the
+agents parse)."""
 
 from __future__ import annotations
 
 import pytest
 
-from aoi.agents.observer import NEXT_STEPS
 from aoi.agents.runtime import run_episode
-from aoi.agents.tools import declared
 from aoi.config import load_config
 from aoi.env import make
-from aoi.models import constrained
-from aoi.protocols import Role
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +79,3 @@ def test_localization_choices_narrow_to_the_components_the_findings_name():
     assert "user" in second and len(second) < len(first)  # the survey named the faulty one among a few
     assert traj.submission == ["user"] and traj.results["strict_success"]
 
-
-def test_the_reply_schemas_agree_with_what_the_agents_parse():
-    assert list(NEXT_STEPS) == constrained.NEXT_STEPS
-    for role, tools in constrained.ROLE_TOOLS.items():
-        assert tools == [t.name for t in declared()[Role(role)]]

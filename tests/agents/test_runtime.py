@@ -181,7 +181,7 @@ class RaisingModel:
     def __init__(self, error: Exception):
         self.error = error
 
-    def complete(self, messages, *, role, max_tokens=None, temperature=None):
+    def complete(self, messages, *, role, max_tokens=None, temperature=None, **call):
         raise self.error
 
 
@@ -213,7 +213,7 @@ class DownModel:
     def __init__(self):
         self.calls = 0
 
-    def complete(self, messages, *, role, max_tokens=None, temperature=None):
+    def complete(self, messages, *, role, max_tokens=None, temperature=None, **call):
         self.calls += 1
         raise ModelError("connection refused: http://127.0.0.1:9/v1")
 

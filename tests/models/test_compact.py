@@ -18,7 +18,8 @@ from aoi.models.compact import (
     read_choices,
     reply_schema,
 )
-from aoi.models.constrained import FAULT_TYPES, OBSERVER, SYSTEM_LEVELS, tool_call_schema
+from aoi.models.schemas import OBSERVER
+from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS
 
 COMPONENTS = ["frontend", "geo", "mongodb-geo"]
 
@@ -37,9 +38,8 @@ def test_the_choices_line_round_trips_for_every_task_type(task_type):
 
 def test_prompts_without_the_line_keep_the_standard_schemas():
     standard = [{"role": "user", "content": "Answer format when you submit: \"Yes\" or \"No\""}]
-    assert prompt_format(standard) == STANDARD and reply_schema("observer", standard) == OBSERVER
-    assert reply_schema("probe", _prompt("detection"))["properties"]["tool"] == tool_call_schema(
-        ["exec_shell", "get_logs", "get_metrics", "get_traces", "read_file", "finish"])["properties"]["tool"]
+    assert prompt_format(standard) == STANDARD and reply_schema("observer", standard) is OBSERVER
+    assert reply_schema("probe", _prompt("detection")) is None  # sub-agents send their tools' schema with the call
     assert reply_schema("compressor", _prompt("detection")) is None
 
 

@@ -1,13 +1,15 @@
 """The agent <-> expert contract: the messages the real loop sends are read back correctly by the expert's readers.
 
 Each test drives the agents' own code (SubAgent, Observer, Memory, Compressor prompts) with scripted models and a
-scripted environment, then parses what was sent with the expert's parsers: a prompt or feedback edited on one side
-only fails here.
+scripted environment, then parses what was sent with the expert's parsers (the Observer's: the context its call
+sends): a prompt or feedback edited on one side only fails here.
 """
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from aoi.agents.loop import Guards, LimitsExceeded, Recorder, SubAgent, render
 from aoi.agents.memory import Finding, Memory
@@ -71,20 +73,46 @@ def test_a_refused_command_reads_as_failed():
     assert traj.steps[0].status == Status.REFUSED and observation.startswith(contract.FAILED)
 
 
-def test_the_expert_observer_reads_the_observer_prompt_and_its_findings():
-    memory = Memory(4000)
-    instruction = "Check the logs of api " + "x" * 200
-    memory.add_finding(Finding(1, "probe", instruction, 'suspects: ["api"]\nleads: ["Survey namespace shop"]'))
+def _observer(memory: Memory, decision_format: str = "standard") -> Observer:
     episode = Episode(task_type="localization", description="Namespace: shop\nFind the fault.", max_iterations=9,
-                      submit=lambda action: "1", steps_left=lambda: 17)
+                      submit=lambda action: "1", steps_left=lambda: 17, namespace="shop",
+                      decision_format=decision_format, components=("api", "db"))
     observer = Observer(ReplayModel([]), Team(None, None), Recorder(Trajectory("p", "localization")),
                         lambda text, **kw: text, memory, episode)
     observer.calls = 3
-    prompt = findings.parse(observer.messages()[-1]["content"])
+    return observer
+
+
+def test_the_observer_sends_the_expert_what_its_prompt_says():
+    memory = Memory(4000)
+    instruction = "Check the logs of api " + "x" * 200
+    memory.add_finding(Finding(1, "probe", instruction, 'suspects: ["api"]\nleads: ["Survey namespace shop"]'))
+    observer = _observer(memory)
+    text = observer.messages()[-1]["content"]
+    context = observer.request(observer.messages())["context"]
+    assert "Task (localization)" in text and "Namespace: shop" in text and "Iteration 3 of 9" in text
+    assert "environment actions left: 17" in text and not context.compact
+    prompt = findings.read(context)
     assert (prompt.task, prompt.namespace, prompt.iteration, prompt.max_iterations, prompt.steps_left) == \
         ("localization", "shop", 3, 9, 17)
     report = prompt.reports[0]
     assert report.fields["suspects"] == ["api"] and report.instruction == contract.key(instruction)
+    assert contract.header(1, "probe", instruction) + "\n" + report.text in text
+
+
+@pytest.mark.parametrize("budget, count, cut", [(1400, 4, "(condensed to fit the context)"),
+                                                (1000, 12, "(report left out to fit the context)")])
+def test_the_context_holds_the_findings_as_the_prompt_shows_them_cut_to_fit(budget, count, cut):
+    memory = Memory(budget)
+    for i in range(1, count + 1):
+        memory.add_finding(Finding(i, "probe", f"check {i}", "\n".join(f"pod api-{n} Error {i}" for n in range(60))))
+    observer = _observer(memory, "compact")
+    text = observer.messages()[-1]["content"]
+    context = observer.request(observer.messages())["context"]
+    assert context.compact and "To fit the context budget" in text
+    assert [f.iteration for f in context.findings] == [f.iteration for f in memory.findings
+                                                       if f'[{f.iteration}] probe on "' in text]
+    assert all(f.text in text for f in context.findings) and any(f.text.startswith(cut) for f in context.findings)
 
 
 def test_the_expert_compressor_reads_its_budget_and_the_output():

@@ -15,6 +15,7 @@ import pytest
 import aoi.models.expert as expert_pkg
 from aoi.agents.actions import env_action
 from aoi.env import make
+from aoi.models.base import ModelError
 from aoi.models.expert import ExpertModel, checks, executor, instructions, observer
 from aoi.models.expert.analyzers import (
     by_kind,
@@ -29,7 +30,8 @@ from aoi.models.expert.analyzers import (
     storage,
     traces,
 )
-from aoi.models.expert.findings import parse
+from aoi.models.expert.contract import ObserverContext, ShownFinding
+from aoi.models.expert.findings import read
 from aoi.models.expert.taxonomy import FAULT_THRESHOLD, LABELS, label
 from aoi.problems import families
 from aoi.problems.registry import make as make_problem
@@ -254,11 +256,17 @@ def test_the_probe_answers_a_replayed_conversation_the_same(twin):
 
 
 def test_the_observer_reads_an_llm_probes_prose():
-    prompt = ("Task (detection):\nNamespace: shop\nIteration 2 of 14; environment actions left: 20.\n"
-              "Findings so far (from the probe and the executor):\n[1] probe on \"look around\":\n"
-              "The api pod is in CrashLoopBackOff after 5 restarts.\nYour recent decisions:\n")
-    decision = observer.decide(parse(prompt))
+    prose = ShownFinding(iteration=1, source="probe", instruction="look around",
+                         text="The api pod is in CrashLoopBackOff after 5 restarts.")
+    context = ObserverContext(task_type="detection", namespace="shop", iteration=2, max_iterations=14, steps_left=20,
+                              findings=(prose,))
+    decision = observer.decide(read(context))
     assert decision["next"] == "submit" and decision["answer"] == "Yes"
+
+
+def test_the_observer_needs_the_context_the_observer_sends():
+    with pytest.raises(ModelError, match="context=ObserverContext"):
+        ExpertModel().complete([{"role": "user", "content": "Task (detection):\nNamespace: shop"}], role="observer")
 
 
 def test_the_executor_runs_each_command_then_checks_the_pods():

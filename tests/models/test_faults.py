@@ -133,7 +133,7 @@ class OddText:
     def __init__(self, texts: list):
         self.texts = texts
 
-    def complete(self, messages, *, role, max_tokens=None, temperature=None) -> Completion:
+    def complete(self, messages, *, role, max_tokens=None, temperature=None, **call) -> Completion:
         return Completion(self.texts.pop(0))
 
 

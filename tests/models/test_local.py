@@ -10,8 +10,8 @@ import pytest
 from aoi.agents.actions import extract_json, parse_tool_call
 from aoi.agents.runtime import policy_of
 from aoi.models import ModelError, load_model
-from aoi.models.constrained import NEXT_STEPS, ROLE_TOOLS
 from aoi.models.retry import RetryingModel
+from aoi.models.schemas import NEXT_STEPS, tool_call_schema
 
 torch = pytest.importorskip("torch", reason="needs the `local` extra (torch)")
 pytest.importorskip("lmformatenforcer", reason="needs the `local` extra (lm-format-enforcer)")
@@ -59,12 +59,19 @@ def test_constrained_observer_decisions_always_parse_even_from_random_weights(ti
         assert done.output_tokens <= 48 and done.meta["constrained"]
 
 
-@pytest.mark.parametrize("role", ["probe", "executor"])
-def test_constrained_tool_calls_parse_for_the_roles_tools(tiny, role):
+@pytest.mark.parametrize("role, tools", [("probe", ["exec_shell", "get_logs", "read_file", "finish"]),
+                                         ("executor", ["exec_shell", "finish"])])
+def test_constrained_tool_calls_parse_for_the_tools_the_call_sends(tiny, role, tools):
     for seed in range(3):
         model = LocalModel.from_loaded(tiny.model, tiny.tokenizer, temperature=1.0, seed=seed)
-        call = parse_tool_call(model.complete(ASK, role=role, max_tokens=40).text, ROLE_TOOLS[role])
-        assert call.tool in ROLE_TOOLS[role] and isinstance(call.args, dict)
+        done = model.complete(ASK, role=role, max_tokens=40, schema=tool_call_schema(tools))
+        call = parse_tool_call(done.text, tools)
+        assert call.tool in tools and isinstance(call.args, dict) and done.meta["constrained"]
+
+
+def test_a_sub_agent_call_without_a_schema_is_free_text(tiny):
+    model = LocalModel.from_loaded(tiny.model, tiny.tokenizer, max_new_tokens=6)
+    assert not model.complete(ASK, role="probe").meta["constrained"]
 
 
 def test_generation_stops_when_the_json_closes(tiny):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from aoi.models import load_model
 from aoi.models.base import ModelError, TransientModelError
 from aoi.models.openai_model import OPENROUTER_URL, OpenAIModel, retry_after
 from aoi.models.retry import with_retries
+from aoi.models.schemas import tool_call_schema
 from aoi.models.tokens import count_tokens
+from aoi.protocols import Role
 
 ASK = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Which pod is failing?"}]
 
@@ -27,6 +30,18 @@ def test_success_reports_server_usage_and_sends_the_request(fake_openai):
     assert sent["headers"]["authorization"] == "Bearer sk-test"
     assert sent["json"]["messages"] == ASK and sent["json"]["model"] == "fake-model"
     assert (sent["json"]["max_tokens"], sent["json"]["temperature"], sent["json"]["top_k"]) == (64, 0.0, 1)
+
+
+def test_a_calls_schema_goes_as_response_format_where_the_server_constrains_to_it(fake_openai):
+    schema = tool_call_schema(["exec_shell", "finish"])
+    for structured in (True, False):
+        fake_openai.reply('{"tool": "finish", "args": {}}')
+        model_for(fake_openai, structured=structured).complete(ASK, role=Role.PROBE, schema=schema)
+    sent, ignored = (request["json"] for request in fake_openai.requests)
+    assert sent["response_format"] == {"type": "json_schema", "json_schema": {"name": "probe_reply", "schema": schema}}
+    assert "response_format" not in ignored
+    assert load_model("vllm:m@http://127.0.0.1:1").inner.structured
+    assert not load_model("openai:m", api_key="k").inner.structured
 
 
 def test_missing_usage_falls_back_to_cl100k_counts(fake_openai):

@@ -15,7 +15,7 @@ class Flaky:
     def __init__(self, *errors: Exception):
         self.errors, self.calls = list(errors), 0
 
-    def complete(self, messages, *, role, max_tokens=None, temperature=None) -> Completion:
+    def complete(self, messages, *, role, max_tokens=None, temperature=None, **call) -> Completion:
         self.calls += 1
         if self.errors:
             raise self.errors.pop(0)

@@ -4,7 +4,8 @@ Exceptions end or redirect the loop: `Submitted` ends it with the role's report 
 Observer's answer); `LimitsExceeded` ends it before the role finished (out of calls or environment steps, or its
 model failed), saying why; `FormatError` (a reply that is no valid call) and `Retry` (a failed model call below the
 role's limit) are fed back to the model and the loop goes on. Roles differ by small overrides: how their messages
-are built (`messages`), what a reply does (`execute`), how feedback reaches the model (`feed`), and their limits.
+are built (`messages`), what the call sends beside them (`request`: the reply's schema, a context as data), what a
+reply does (`execute`), how feedback reaches the model (`feed`), and their limits.
 What the guards count is the steps' statuses (`Trajectory.counts()`), recorded once, by the Recorder.
 """
 
@@ -25,6 +26,7 @@ from aoi.agents.actions import FormatError, ToolCall, parse_tool_call
 from aoi.agents.tools import FINISH, Toolset, render_tools
 from aoi.models.base import ModelError
 from aoi.models.expert import contract
+from aoi.models.schemas import tool_call_schema
 from aoi.protocols import Model, Status
 from aoi.trajectory import Step, Trajectory
 
@@ -183,7 +185,7 @@ class Loop:
     def query(self, messages: list[dict]):
         """Ask the model; a failure is recorded and becomes what `model_failed` decides (an end or a Retry)."""
         try:
-            completion = self.model.complete(messages, role=self.role)
+            completion = self.model.complete(messages, role=self.role, **self.request(messages))
         except ModelError as exc:
             self.recorder.record(self.role, messages, None, observation=str(exc), status=Status.ERROR)
             self.failures += 1
@@ -194,6 +196,10 @@ class Loop:
     def messages(self) -> list[dict]:
         """Return the messages of the next model call."""
         raise NotImplementedError
+
+    def request(self, messages: list[dict]) -> dict:
+        """Return what the call sends beside the messages: the reply's `schema`, a `context` (Model.complete)."""
+        return {}
 
     def execute(self, messages: list[dict], completion) -> None:
         """Act on one reply: raise Submitted when the role is done, FormatError when the reply is unusable."""
@@ -248,6 +254,10 @@ class SubAgent(Loop):
     def messages(self) -> list[dict]:
         """Return the conversation so far."""
         return self.conversation
+
+    def request(self, messages: list[dict]) -> dict:
+        """Send the schema of a tool call among this role's tools (the names its replies are parsed against)."""
+        return {"schema": tool_call_schema(self.tools.names())}
 
     def execute(self, messages: list[dict], completion) -> None:
         """Finish, or run the call behind the budget, repeat and size guards."""

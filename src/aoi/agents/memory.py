@@ -40,6 +40,7 @@ class Memory:
     findings: list[Finding] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     _sizes: dict = field(default_factory=dict, repr=False)  # (finding index, level) -> (text, tokens)
+    shown: list[contract.ShownFinding] = field(default_factory=list, repr=False)  # the last rendered findings
 
     def add_finding(self, finding: Finding) -> None:
         """Remember a sub-agent's report."""
@@ -69,7 +70,8 @@ class Memory:
         return messages
 
     def render_findings(self, room: int) -> str:
-        """Render the findings in at most `room` tokens, giving up the oldest first."""
+        """Render the findings in at most `room` tokens, giving up the oldest first; `shown` keeps what it showed."""
+        self.shown = []
         if not self.findings:
             return "(none yet)"
         levels = [FULL] * len(self.findings)
@@ -83,6 +85,8 @@ class Memory:
             newest = self.findings[-1]
             rest = self._size(levels) - self._piece(len(levels) - 1, FULL)[1]
             pieces[-1] = _header(newest) + "\n" + fallback(newest.text, max(room - rest, 40))
+        shown = [finding for finding, level in zip(self.findings, levels) if level != DROPPED]
+        self.shown = [_shown(finding, piece) for finding, piece in zip(shown, pieces)]
         return _note(levels, self.findings) + "\n\n".join(pieces)
 
     def _size(self, levels: list[str]) -> int:
@@ -110,6 +114,13 @@ class Memory:
 def _header(finding: Finding) -> str:
     """Return a finding's header line (its shape is the expert's contract)."""
     return contract.header(finding.iteration, finding.source, finding.instruction)
+
+
+def _shown(finding: Finding, piece: str) -> contract.ShownFinding:
+    """Return a finding as its rendered piece shows it (the piece minus its header line)."""
+    text = piece[len(_header(finding)) + 1:].strip()
+    return contract.ShownFinding(iteration=finding.iteration, source=finding.source,
+                                 instruction=contract.key(finding.instruction), text=text)
 
 
 def _body(text: str, level: str) -> str:

@@ -10,6 +10,9 @@ instruction, context, answer) for API models and the expert, and the compact one
 answer chosen from the prompt's answer choices: aoi.models.compact) for small local models, which `auto` picks for
 any model that declares it (`decision_format = "compact"`) or whose name starts with `local:`. A compact decision
 writes no context: the sub-agent is told the namespace and the findings the prompt showed.
+
+Each call sends the decision's schema (aoi.models.schemas) and what the prompt says as data (`request`: an
+aoi.models.expert.contract.ObserverContext), which the expert decides from instead of reading the prompt's text.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from aoi.agents.compressor import Compressor
 from aoi.agents.guidance import Guide, line, mark, situation
 from aoi.agents.loop import LimitsExceeded, Loop, Recorder, Retry, SubAgent, Submitted, render, reply_text
 from aoi.agents.memory import Finding, Memory, as_text
-from aoi.agents.tools import declared, render_team
+from aoi.agents.tools import render_team
 from aoi.models.base import ModelError
 from aoi.models.compact import COMPACT, STANDARD, answer_choices, choices_line
 from aoi.models.expert import contract
+from aoi.models.schemas import NEXT_STEPS, OBSERVER, compact_schema
 from aoi.protocols import Model, Role, Status
 from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS, TaskType
 
@@ -44,7 +48,6 @@ ANSWER_FORMATS = {
 }
 FORMATS = ("auto", STANDARD, COMPACT)  # agent.decision_format
 MODEL_ERROR_LIMIT = 3  # failed model calls in a row (each already retried by the model) that end the episode
-NEXT_STEPS = tuple(t.name for t in declared()[Role.OBSERVER])  # probe | execute | submit: a decision's "next"
 
 
 @dataclass
@@ -150,6 +153,15 @@ class Observer(Loop):
             return [system, {"role": "user", "content": user}]
 
         return self.memory.prompt(build)
+
+    def request(self, messages: list[dict]) -> dict:
+        """Send the decision's schema and what the prompt just built says, as data (the expert reads it)."""
+        e, compact = self.episode, self.episode.decision_format == COMPACT
+        schema = compact_schema(e.task_type, answer_choices(e.task_type, self._components())) if compact else OBSERVER
+        context = contract.ObserverContext(task_type=e.task_type, namespace=e.namespace, iteration=self.calls,
+                                           max_iterations=e.max_iterations, steps_left=e.steps_left(),
+                                           findings=tuple(self.memory.shown), compact=compact)
+        return {"schema": schema, "context": context}
 
     def _components(self) -> list[str]:
         """Return the app's components the findings name (all of them while none is named)."""

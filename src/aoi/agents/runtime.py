@@ -75,12 +75,13 @@ class RoleModel:
         return getattr(self.inner, attribute)
 
     def complete(self, messages: list[dict], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
-        """Answer through the inner model with the role's settings; a caller may ask for fewer tokens, not more."""
+                 temperature: float | None = None, **call) -> Completion:
+        """Answer through the inner model with the role's settings (the call's schema and context passed on); a
+        caller may ask for fewer tokens, not more."""
         if self.max_tokens is not None:
             max_tokens = min(max_tokens, self.max_tokens) if max_tokens else self.max_tokens
         temperature = self.temperature if temperature is None else temperature
-        return self.inner.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature)
+        return self.inner.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature, **call)
 
 
 def role_models(models: dict[str, Model], config: RunConfig) -> dict[str, Model]:

@@ -5,9 +5,9 @@ A compact decision is one of
     {"next": "submit", "answer": ...}            {"next": "submit"}  (mitigation: no answer)
 The answer's values come from the episode: "Yes"/"No" for detection, the app's components the findings name for
 localization (all of the app's components until a finding names one), AIOpsLab's system levels and fault types for
-analysis. The Observer's compact prompt states them on one line (`choices_line`), so the reply's JSON schema is a
-function of the prompt alone (`reply_schema`): the `local:` backend's constrained decoder, GRPO's sampler (which sees
-prompts only) and a vLLM server's structured outputs all build it from the messages they are given.
+analysis. The Observer's compact prompt states them on one line (`choices_line`) and sends the decision's schema
+(aoi.models.schemas.compact_schema) with the call; a caller that holds only a recorded prompt (GRPO's samplers)
+reads the same schema back from that line (`reply_schema`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,11 @@ import json
 import re
 from typing import Any
 
-from aoi.models.constrained import schema_for
+from aoi.models.schemas import OBSERVER, compact_schema
 from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS, TaskType
 
 COMPACT, STANDARD = "compact", "standard"
 CHOICES = re.compile(r"^Answer choices \((\w+)\): (.*)$", re.MULTILINE)
-INSTRUCTION_CHARS = 2400  # the expert's longest instruction is 2,326 characters (a ConfigMap patch of 11 flags)
-MAX_COMPONENTS = 3  # names in one localization answer
 NOTES = {TaskType.DETECTION: " (is there a fault?)",
          TaskType.LOCALIZATION: " (a list of one or more of these; [] for no fault)",
          TaskType.ANALYSIS: " (one value of each)",
@@ -76,51 +74,21 @@ def prompt_format(messages: list[dict]) -> str:
     return COMPACT if read_choices(messages) is not None else STANDARD
 
 
-def compact_schema(task_type: str, choices: Any) -> dict:
-    """Return the JSON schema of a compact decision for a task type and its answer choices.
-
-    Example:
-        >>> s = compact_schema("detection", ["Yes", "No"])
-        >>> [b["properties"]["next"]["enum"] for b in s["anyOf"]], s["anyOf"][1]["properties"]["answer"]["enum"]
-        ([['probe'], ['submit']], ['Yes', 'No'])
-    """
-    steps = ["probe", "execute"] if task_type == TaskType.MITIGATION else ["probe"]
-    act = _object({"next": {"type": "string", "enum": steps},
-                   "instruction": {"type": "string", "minLength": 1, "maxLength": INSTRUCTION_CHARS}})
-    submit = {"next": {"type": "string", "enum": ["submit"]}}
-    if task_type != TaskType.MITIGATION:
-        submit["answer"] = _answer(task_type, choices)
-    return {"anyOf": [act, _object(submit)]}
-
-
-def _object(properties: dict) -> dict:
-    """Return an object schema whose properties are all required and the only ones allowed."""
-    return {"type": "object", "required": list(properties), "properties": properties, "additionalProperties": False}
-
-
-def _answer(task_type: str, choices: Any) -> dict:
-    """Return the schema of a submitted answer drawn from the choices."""
-    if task_type == TaskType.ANALYSIS:
-        return _object({key: {"type": "string", "enum": list(values)} for key, values in choices.items()})
-    if task_type == TaskType.LOCALIZATION:
-        items = {"type": "string", "enum": list(choices)} if choices else {"type": "string", "maxLength": 40}
-        return {"type": "array", "items": items, "maxItems": MAX_COMPONENTS}
-    return {"type": "string", "enum": list(choices)}
-
-
 def reply_schema(role: str, messages: list[dict] | None = None) -> dict | None:
-    """Return the JSON schema of a role's reply to these messages: the compact decision's for a compact Observer
-    prompt, else the role's standard one (constrained.schema_for); None for free-text roles.
+    """Return the JSON schema of an Observer's reply read back from its prompt: the compact decision's for a compact
+    prompt, else the standard decision's; None for other roles (their callers send the schema with the call).
 
-    This is the schema to hand any constrained decoder (lm-format-enforcer here, a vLLM server's structured outputs).
+    Backends fall back to it when a call comes without a schema (a sampler that holds only a recorded prompt).
 
     Example:
         >>> ask = [{"role": "user", "content": choices_line("mitigation", None)}]
         >>> [b["required"] for b in reply_schema("observer", ask)["anyOf"]], reply_schema("observer")["required"]
         ([['next', 'instruction'], ['next']], ['next'])
     """
-    found = read_choices(messages or []) if str(getattr(role, "value", role)) == "observer" else None
-    return compact_schema(*found) if found is not None else schema_for(role)
+    if str(getattr(role, "value", role)) != "observer":
+        return None
+    found = read_choices(messages or [])
+    return compact_schema(*found) if found is not None else OBSERVER
 
 
 def compact_decision(decision: dict, task_type: str) -> dict:

@@ -1,8 +1,7 @@
-"""Decoding aids for local models: the roles' reply schemas, schema-constrained sampling, stop at the JSON's close.
+"""Decoding aids for local models: schema-constrained sampling, and telling when a reply's JSON has closed.
 
-The schemas follow what the agents parse (aoi.agents.actions.extract_json / parse_tool_call and the Observer's
-decision fields); tests check that they agree. Strings and lists are bounded so a decision fits the token cap, and
-when few tokens are left the sampler prefers tokens that close the JSON, so a capped reply still parses.
+The schemas themselves are declared in aoi.models.schemas (the agents send them with each call). When few tokens
+are left the sampler prefers tokens that close the JSON, so a capped reply still parses.
 """
 
 from __future__ import annotations
@@ -11,63 +10,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS
-
-NEXT_STEPS = ["probe", "execute", "submit"]
-PHASES = ["survey", "narrow", "confirm", "act", "verify", "submit"]
-ROLE_TOOLS = {"probe": ["exec_shell", "get_logs", "get_metrics", "get_traces", "read_file", "finish"],
-              "executor": ["exec_shell", "get_logs", "finish"]}
 CLOSERS = set('"]}')
 RESERVE = 32  # tokens kept for closing the JSON: close the open strings and lists, then the missing required keys
-
-
-def _text(limit: int) -> dict:
-    return {"type": "string", "maxLength": limit}
-
-
-def _texts(items: int, limit: int) -> dict:
-    return {"type": "array", "items": _text(limit), "maxItems": items}
-
-
-OBSERVER = {"type": "object", "required": ["next"], "properties": {
-    "phase": {"type": "string", "enum": PHASES},
-    "plan": _texts(3, 80),
-    "hypotheses": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {
-        "claim": _text(100), "confidence": {"type": "number", "enum": [i / 10 for i in range(11)]},
-        "evidence": _text(100)}}},
-    "next": {"type": "string", "enum": NEXT_STEPS},
-    "instruction": _text(240),
-    "context": _text(160),
-    "answer": {"anyOf": [_text(40), _texts(4, 40), {"type": "null"}, {"type": "object", "properties": {
-        "system_level": {"type": "string", "enum": list(SYSTEM_LEVELS)},
-        "fault_type": {"type": "string", "enum": list(FAULT_TYPES)}}}]},
-}}
-ARG_VALUE = {"anyOf": [_text(300), {"type": "number"}, {"type": "boolean"}, _texts(5, 80)]}
-
-
-def tool_call_schema(tools: list[str]) -> dict:
-    """Return the schema of a Probe/Executor reply: {"thought", "tool", "args"} with tool among `tools`.
-
-    Example:
-        >>> tool_call_schema(["finish"])["properties"]["tool"]
-        {'type': 'string', 'enum': ['finish']}
-    """
-    return {"type": "object", "required": ["tool", "args"], "properties": {
-        "thought": _text(200), "tool": {"type": "string", "enum": list(tools)},
-        "args": {"type": "object", "additionalProperties": ARG_VALUE}}}
-
-
-SCHEMAS = {"observer": OBSERVER} | {role: tool_call_schema(tools) for role, tools in ROLE_TOOLS.items()}
-
-
-def schema_for(role: str) -> dict | None:
-    """Return the JSON schema of a role's reply, or None for free-text roles (the compressor).
-
-    Example:
-        >>> schema_for("observer")["required"], schema_for("compressor")
-        (['next'], None)
-    """
-    return SCHEMAS.get(str(getattr(role, "value", role)))
 
 
 class JsonScanner:

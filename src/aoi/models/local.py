@@ -1,9 +1,10 @@
 """A local causal LM (`tiny`, `smollm2` or a model directory, see bases.py) with an optional PEFT LoRA adapter.
 
 Replies of the JSON roles (Observer, Probe, Executor) stop as soon as their JSON object closes and, by default, are
-constrained to the role's schema (constrained.py), so a small model's decision always parses. torch, transformers,
-peft and lm-format-enforcer come with the `local` extra and are imported only when a model is built. Nothing is
-downloaded.
+constrained to the schema the call sends (aoi.models.schemas; without one, an Observer's read from its prompt by
+aoi.models.compact.reply_schema) with constrained.py's sampler, so a small model's decision always parses. torch,
+transformers, peft and lm-format-enforcer come with the `local` extra and are imported only when a model is built.
+Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class LocalModel:
             temperature: Default temperature; 0 means greedy.
             seed: Seed of sampling; call n samples with seed + n, so a run replays exactly.
             logprobs: Return the log-probability of each generated token under the model (for GRPO).
-            constrained: Constrain the JSON roles' replies to their schema (constrained.py).
+            constrained: Constrain the JSON roles' replies to the schema a call sends (constrained.py).
             progress: Show "<role> thinking… N tok/s" on stderr; None: only when stderr is a terminal.
             threads: torch's CPU threads for the whole process (None: torch's default). On a machine other jobs
                 share, 1 can be several times faster than threads that wait on each other.
@@ -93,7 +94,7 @@ class LocalModel:
         return render(self.tokenizer, messages)
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Generate an answer; count tokens with the model's own tokenizer."""
         import torch
 
@@ -101,7 +102,7 @@ class LocalModel:
         temperature = self.temperature if temperature is None else temperature
         budget = max_tokens or self.max_new_tokens
         ids = self.encode(self.prompt(messages))
-        options = self._sampling(budget, temperature) | self._steering(role, ids.shape[1], budget, messages)
+        options = self._sampling(budget, temperature) | self._steering(role, ids.shape[1], budget, messages, schema)
         with torch.random.fork_rng(devices=[]), torch.no_grad():  # seed locally: leave the global RNG alone
             torch.manual_seed(self.seed + self.calls)
             out = self.model.generate(ids, attention_mask=torch.ones_like(ids), **options)
@@ -130,11 +131,13 @@ class LocalModel:
             return opts | {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
         return opts | {"do_sample": False, "temperature": None, "top_k": None, "top_p": None}
 
-    def _steering(self, role: str, prompt_length: int, budget: int, messages: list[Message] = ()) -> dict:
+    def _steering(self, role: str, prompt_length: int, budget: int, messages: list[Message] = (),
+                  schema: dict | None = None) -> dict:
         """Return the stop-at-JSON-close criterion, the schema constraint and the progress line for this role."""
         from transformers import LogitsProcessorList, StoppingCriteriaList
 
-        schema, options = self.schemas.get(str(getattr(role, "value", role))) or reply_schema(role, messages), {}
+        schema, options = schema or self.schemas.get(str(getattr(role, "value", role))) or \
+            reply_schema(role, messages), {}
         if schema is not None:
             options["stopping_criteria"] = StoppingCriteriaList([JsonStop(self.tokenizer, prompt_length)])
         if schema is not None and self.constrained:

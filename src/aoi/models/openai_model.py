@@ -44,7 +44,7 @@ class OpenAIModel:
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, temperature: float = 0.0, max_tokens: int = 1024,
-                 extra_body: dict | None = None):
+                 extra_body: dict | None = None, structured: bool = False):
         """Configure from arguments, else from AOI_MODEL, AOI_BASE_URL and AOI_API_KEY.
 
         Args:
@@ -57,6 +57,8 @@ class OpenAIModel:
             temperature: Default sampling temperature.
             max_tokens: Default cap on generated tokens.
             extra_body: Extra JSON fields sent with every request (e.g. vLLM's `top_k`).
+            structured: Send a call's schema as `response_format` (json_schema, not strict), for servers that
+                constrain decoding to it (vLLM: the `vllm:` spec sets it); off, the schema is ignored.
 
         Example:
             >>> m = OpenAIModel("qwen2.5:0.5b", base_url="http://127.0.0.1:11434/v1")
@@ -71,20 +73,22 @@ class OpenAIModel:
         self.base_url = url.rstrip("/") or None
         self.api_key = api_key or _key_from_env(self.base_url)
         self.timeout, self.temperature, self.max_tokens = timeout, temperature, max_tokens
-        self.extra_body = extra_body
+        self.extra_body, self.structured = extra_body, structured
         self.name = f"openai:{self.model}"
         self.client = self._new_client()
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Answer the conversation with one chat completion; raise ModelError/TransientModelError on failure.
 
         The whole call (connect, headers, body) meets one deadline: it runs in a worker thread, and a server still
         answering after `timeout` seconds is abandoned (its client closed, a fresh one made for the next call).
         """
         started, box = time.monotonic(), {}
-        worker = threading.Thread(target=self._call, args=(box, messages, max_tokens, temperature), daemon=True,
-                                  name="aoi-model-call")
+        request = {"max_tokens": max_tokens or self.max_tokens,
+                   "temperature": self.temperature if temperature is None else temperature}
+        worker = threading.Thread(target=self._call, args=(box, messages, request | self._format(schema, role)),
+                                  daemon=True, name="aoi-model-call")
         worker.start()
         worker.join(self.timeout + DEADLINE_GRACE)
         if worker.is_alive():
@@ -94,15 +98,20 @@ class OpenAIModel:
             raise box.get("error") or ModelError(f"{self._where()}: the call ended without an answer or an error")
         return self._completion(box["reply"], messages, time.monotonic() - started)
 
-    def _call(self, box: dict, messages: list[Message], max_tokens: int | None, temperature: float | None) -> None:
+    def _format(self, schema: dict | None, role: str) -> dict:
+        """Return the request's response_format for a call's schema: none unless the server constrains to one."""
+        if schema is None or not self.structured:
+            return {}
+        name = f"{getattr(role, 'value', role)}_reply"
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}}
+
+    def _call(self, box: dict, messages: list[Message], request: dict) -> None:
         """Make the request and read the body, leaving the reply or the translated error in `box`."""
         started = time.monotonic()
         try:
             # Streamed reading: the body is read here, chunk by chunk, so a trickled body meets the deadline too.
             with self.client.chat.completions.with_streaming_response.create(
-                    model=self.model, messages=messages, extra_body=self.extra_body,
-                    max_tokens=max_tokens or self.max_tokens,
-                    temperature=self.temperature if temperature is None else temperature) as response:
+                    model=self.model, messages=messages, extra_body=self.extra_body, **request) as response:
                 raw = self._read(response, started + self.timeout)
             box["reply"] = self._parse(raw, response.headers)
         except ModelError as err:

@@ -60,12 +60,13 @@ def _openrouter(model: str, options: dict) -> Model:
 
 
 def _vllm(rest: str, options: dict) -> Model:
-    """Build a model served by vLLM (or any server) at the URL after the last '@'; '/v1' is added when missing."""
+    """Build a model served by vLLM (or any server) at the URL after the last '@'; '/v1' is added when missing; a
+    call's schema goes as `response_format` (vLLM, llama.cpp and LM Studio constrain decoding to it)."""
     model, _, url = rest.rpartition("@")
     if not model or not url.startswith(("http://", "https://")):
         raise ValueError(f"vllm spec needs vllm:<model>@<http(s)://host:port>, got vllm:{rest!r}")
     url = url.rstrip("/")
-    return _openai(model, {"base_url": url if url.endswith("/v1") else url + "/v1"} | options)
+    return _openai(model, {"base_url": url if url.endswith("/v1") else url + "/v1", "structured": True} | options)
 
 
 def _ollama(model: str, options: dict) -> Model:

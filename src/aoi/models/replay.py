@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -68,7 +69,7 @@ class ReplayModel:
         return len(self.steps) - self.calls
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Answer with the next scripted step; raise ReplayExhausted or a role mismatch as ModelError."""
         self.requests.append((role, list(messages)))
         if self.calls >= len(self.steps):

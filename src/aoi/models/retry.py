@@ -26,12 +26,13 @@ class RetryingModel:
         self.sleep, self.rng = sleep, random.Random(seed)  # a private RNG: no global randomness
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Answer through the inner model, retrying transient errors; record attempts and the time waited."""
         waited = 0.0
         for attempt in range(1, self.attempts + 1):
             try:
-                completion = self.inner.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature)
+                completion = self.inner.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature,
+                                                 schema=schema, context=context)
             except TransientModelError as err:
                 # re-raise the same error (bare raise keeps its cause and traceback), its message extended
                 if attempt == self.attempts:

@@ -2,9 +2,10 @@
 
 It keeps only the tokenizer: prompts are rendered and tokenized as aoi.models.local does and sent as token ids to
 `/v1/completions` (vllm_client.py), so the server sees the same ids. As LocalModel: call n is seeded seed + n, replies
-are capped at max_new_tokens (256), the JSON roles' replies are constrained to their schema (sent as
-`structured_outputs`, built from the messages by aoi.models.compact.reply_schema) and stop when the JSON closes (the
-grammar ends there; unconstrained replies are cut there here), and the adapter's manifest version is recorded.
+are capped at max_new_tokens (256), the JSON roles' replies are constrained to the schema the call sends (as
+`structured_outputs`; without one, an Observer's read from its prompt by aoi.models.compact.reply_schema) and stop
+when the JSON closes (the grammar ends there; unconstrained replies are cut there here), and the adapter's manifest
+version is recorded.
 
 What differs from LocalModel, and why sampled text differs: vLLM samples in bfloat16 with its own kernels and RNG,
 its grammar engine (guidance) allows any Unicode in strings where ours allows printable ASCII, and it cannot steer a
@@ -65,12 +66,12 @@ class VllmModel:
         self.schemas: dict[str, dict] = {}  # role -> reply schema for roles constrained.py does not know
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Draw a reply on the server; count tokens with the base's tokenizer."""
         started = time.perf_counter()
         budget = max_tokens or self.max_new_tokens
         prompt = token_ids(self.tokenizer, render(self.tokenizer, messages))
-        schema = self.schemas.get(str(getattr(role, "value", role))) or reply_schema(role, messages)
+        schema = schema or self.schemas.get(str(getattr(role, "value", role))) or reply_schema(role, messages)
         sent = vllm_schema(schema, budget) if schema is not None and self.constrained else None
         ids, finish = completion_ids(self.server, self.model, prompt, max_tokens=budget, seed=self.seed + self.calls,
                                      temperature=self.temperature if temperature is None else temperature,

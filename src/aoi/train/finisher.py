@@ -5,7 +5,8 @@ expert Observer would: it probes until it knows, so every sample of a group ends
 `Finisher` may act only on the evidence already in the prompt: it submits its best answer where the expert would
 probe again, executes a fix it is sure of (mitigation), and verifies a fix once one was made. So a probe is worth
 what its report surfaced, a submission what its answer scores, an execution whether its change fixed the fault.
-`surfaced` reads the sampled probe's own report for the evidence term.
+`surfaced` reads the sampled probe's own report for the evidence term. Both read what the Observer's prompt says
+from the context its call sends (aoi.models.expert.contract.ObserverContext), not from the prompt's text.
 """
 
 from __future__ import annotations
@@ -15,48 +16,52 @@ import re
 import time
 
 from aoi.models.base import Completion, Message
-from aoi.models.compact import compact_decision, read_choices
-from aoi.models.expert.findings import parse
-from aoi.models.expert.observer import decide
+from aoi.models.compact import compact_decision
+from aoi.models.expert.contract import ObserverContext
+from aoi.models.expert.findings import read
+from aoi.models.expert.observer import decide, known
 from aoi.models.tokens import count_messages, count_tokens
 
 
 class Finisher:
-    """The expert Observer that may no longer investigate: it keeps every prompt it is shown."""
+    """The expert Observer that may no longer investigate: it keeps the context of every call it answers."""
 
     name = "finisher"
 
     def __init__(self):
-        self.prompts: list[list[Message]] = []
+        self.contexts: list[ObserverContext] = []
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None,
+                 context: ObserverContext | None = None) -> Completion:
         """Decide as the expert would, with a new probe turned into a submission (verifying a fix stays allowed)."""
         started = time.perf_counter()
-        self.prompts.append(messages)
-        prompt = parse(messages[-1]["content"] if messages else "")
+        self.contexts.append(known(context))
+        prompt = read(context)
         decision = decide(prompt)
         fixed = any(report.source == "executor" for report in prompt.reports)
         if decision["next"] == "probe" and not fixed:
             decision = {**decision, "next": "submit", "phase": "submit"}
-        if read_choices(messages) is not None:
+        if context.compact:
             decision = compact_decision(decision, prompt.task)
         text = json.dumps(decision)
         return Completion(text, input_tokens=count_messages(messages), output_tokens=count_tokens(text),
                           latency=time.perf_counter() - started, meta={"role": role})
 
 
-def surfaced(prompt: str, names: tuple[str, ...] | list[str]) -> float:
-    """Return 1.0 when the newest probe report of an Observer prompt, written for the decision just before this
+def surfaced(context: ObserverContext, names: tuple[str, ...] | list[str]) -> float:
+    """Return 1.0 when the newest probe report an Observer's prompt shows, written for the decision just before the
     prompt's iteration, names one of `names` (the faulty components), else 0.0.
 
     Example:
-        >>> text = ('Task (localization):\\nIteration 3 of 14; environment actions left: 20.\\nFindings so far:\\n'
-        ...         '[2] probe on "Read the logs":\\nsuspects: ["mongodb-geo"]\\nYour recent decisions:\\n')
-        >>> surfaced(text, ("mongodb-geo", "geo")), surfaced(text, ("geo",)), surfaced(text, ())
+        >>> from aoi.models.expert.contract import ShownFinding
+        >>> report = ShownFinding(iteration=2, source="probe", instruction="Read the logs",
+        ...                       text='suspects: ["mongodb-geo"]')
+        >>> context = ObserverContext(task_type="localization", namespace="", iteration=3, max_iterations=14,
+        ...                           steps_left=20, findings=(report,))
+        >>> surfaced(context, ("mongodb-geo", "geo")), surfaced(context, ("geo",)), surfaced(context, ())
         (1.0, 0.0, 0.0)
     """
-    parsed = parse(prompt)
-    own = [r for r in parsed.reports if r.iteration == parsed.iteration - 1 and r.source == "probe"]
-    text = "\n".join(report.text for report in own)
+    own = [f for f in context.findings if f.iteration == context.iteration - 1 and f.source == "probe"]
+    text = "\n".join(finding.text for finding in own)
     return float(any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) for name in names))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from aoi.agents.actions import FormatError, extract_json
 from aoi.agents.observer import NEXT_STEPS
@@ -96,13 +97,14 @@ class ScriptedObserver:
         self.checked = expect is None
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Answer from the script while it lasts, then from the continuation policy."""
         if self.script.remaining:
             if self.script.remaining == 1 and not self.checked:
                 self._check(messages)
             return self.script.complete(messages, role=role)
-        return self.continuation.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature)
+        return self.continuation.complete(messages, role=role, max_tokens=max_tokens, temperature=temperature,
+                                          schema=schema, context=context)
 
     def _check(self, messages: list[Message]) -> None:
         """Fail when the replayed prefix did not bring back the state the decision was sampled for."""
@@ -194,12 +196,12 @@ def _evidence(state: State, finisher: Model) -> float:
     """Return whether the sampled probe's report (in the first prompt after it) named a faulty component."""
     from aoi.problems.registry import make
 
-    prompts = getattr(finisher, "prompts", None)
-    if not prompts:  # the episode ended with the decision (its last iteration, or no steps left)
+    contexts = getattr(finisher, "contexts", None)
+    if not contexts:  # the episode ended with the decision (its last iteration, or no steps left)
         return 0.0
     answers = make(state.problem_id, state.target).answers
     names = answers.localization if answers.detection == "Yes" else ()
-    return surfaced(str(prompts[0][-1].get("content") or ""), names)
+    return surfaced(contexts[0], names)
 
 
 class OutcomeCache:

@@ -74,11 +74,11 @@ class GenerativeObserver:
         self.decision_format = decision_format
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Generate one decision; keep its prompt ids, completion ids, log-probabilities and text."""
         # The run config's max_tokens and temperature are ignored: the samples must be the trainer's (TRL's
         # max_completion_length and temperature), or the log-probabilities would not be the policy's.
-        completion = self.local.complete(messages, role=role)
+        completion = self.local.complete(messages, role=role, schema=schema)
         prompt_ids = self.local.encode(self.local.prompt(messages))[0].tolist()
         self.calls.append(Draw(prompt_ids=prompt_ids, completion_ids=completion.meta["token_ids"],
                                logprobs=completion.logprobs, text=completion.text))

@@ -30,6 +30,7 @@ import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from aoi.models.base import Completion, Message
 from aoi.models.bases import load_tokenizer
@@ -118,11 +119,11 @@ class ServedObserver:
         self.calls: list[Draw] = []
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
-                 temperature: float | None = None) -> Completion:
+                 temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Draw one decision on the server (seed + call index, as LocalModel seeds); keep its ids and log-probs."""
         started = time.perf_counter()
         prompt_ids = self.policy.encode(messages)
-        schema = reply_schema(role, messages) if self.constrained else None
+        schema = (schema or reply_schema(role, messages)) if self.constrained else None
         ids = self.policy.generate(prompt_ids, max_tokens=self.max_new_tokens, temperature=self.temperature,
                                    seed=self.seed + len(self.calls),
                                    schema=vllm_schema(schema, self.max_new_tokens) if schema else None)

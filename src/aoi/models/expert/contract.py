@@ -1,15 +1,19 @@
-"""The agent <-> expert message contract: every phrase the agent loop writes that the expert reads back, written once.
+"""The agent <-> expert contract: what the Observer hands the expert as data, and every phrase the sub-agents' loop
+writes that the expert reads back, written once.
 
-The agents (aoi.agents: loop, tools, memory, the prompts) format their messages with these functions and the expert
-parses them with these patterns; tests/models/test_contract.py runs the loop's real messages through the expert's
-readers, so editing one side without the other fails there, not silently in an episode. It lives in the models
-layer because the expert may not import the agents (cli -> agents -> ... -> models).
+The Observer sends what its prompt says as an `ObserverContext` with each call (`Model.complete(..., context=...)`),
+so the expert Observer reads data, not the prompt's text. The sub-agents' conversations (the Probe's instruction and
+context, tool feedback, the Compressor's output) are read back with the phrases and patterns here;
+tests/models/test_contract.py runs the loop's real messages through the expert's readers, so editing one side
+without the other fails there, not silently in an episode. It lives in the models layer because the expert may not
+import the agents (cli -> agents -> ... -> models).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 # Feedback the sub-agent loop answers a call with (the expert's Probe and Executor read their run back from it).
 REPEATED = "You already ran"
@@ -25,14 +29,40 @@ CALL_BUDGET = re.compile(r"at most (\d+) tool calls")  # the sub-agents' system 
 TOKEN_BUDGET = re.compile(r"at most (\d+) tokens")  # the Compressor's system prompt
 INVESTIGATE, CONTEXT = "Investigate: ", "\nContext: "  # the Probe's user prompt: instruction, then context
 OUTPUT = "Output:\n"  # the Compressor's user prompt: the output follows
-TASK = re.compile(r"Task \((\w+)\)")  # the Observer's user prompt ...
-NAMESPACE = re.compile(r"Namespace: ([a-z0-9-]+)")
-COUNTS = re.compile(r"Iteration (\d+) of (\d+); environment actions left: (-?\d+)")
-FINDINGS, DECISIONS = "Findings so far", "Your recent decisions:"  # ... and where its findings start and end
 
-# A finding's header in the Observer's memory: the instruction is cut to KEY_CHARS, so that cut is its key.
+# A finding's header in the Observer's memory: the instruction is cut to KEY_CHARS, so that cut is its key. A compact
+# Observer passes its findings on in the sub-agent's context, where the expert Probe finds them by their headers.
 KEY_CHARS = 160
 HEADER = re.compile(r'^\[(\d+)\] (probe|executor) on "(.*?)":[ \t]*$', re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShownFinding:
+    """A sub-agent's report as the Observer's prompt shows it."""
+
+    iteration: int
+    source: str  # probe | executor
+    instruction: str  # the instruction's key (key()), as the finding's header shows it
+    text: str  # the report as shown: whole, condensed, or the note that it was left out to fit the context
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObserverContext:
+    """What the Observer's prompt says, as data: the expert's Observer decides from this, not from the prompt's text.
+
+    Example:
+        >>> ObserverContext(task_type="detection", namespace="shop", iteration=1, max_iterations=14,
+        ...                 steps_left=30).findings
+        ()
+    """
+
+    task_type: str
+    namespace: str
+    iteration: int
+    max_iterations: int
+    steps_left: int  # environment actions left, as the prompt says
+    findings: tuple[ShownFinding, ...] = ()  # the reports the prompt shows, oldest first (dropped ones left out)
+    compact: bool = False  # the prompt asks for a compact decision (aoi.models.compact)
 
 
 def repeated(tool: str, args: dict) -> str:

@@ -1,7 +1,9 @@
-"""Read the Observer's prompt back: the task, the namespace, the budget left, and the sub-agents' reports.
+"""What the Observer's prompt says, read from the context the Observer sends (contract.ObserverContext): the task,
+the namespace, the budget left, and the sub-agents' reports as the prompt shows them.
 
-Reports arrive as `key: value` lines (JSON for lists and dicts) under headers like `[2] probe on "...":`. A report
-an LLM wrote in prose still counts: without a parseable `diagnosis:` its text goes through keyword analysis.
+A report's text holds `key: value` lines (JSON for lists and dicts). A report an LLM wrote in prose still counts:
+without a parseable `diagnosis:` its text goes through keyword analysis. `reports` also finds reports in text, by
+their headers (`[2] probe on "...":`): a compact Observer passes its findings on in the sub-agent's context.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from dataclasses import dataclass, field
 
 from aoi.models.expert import contract
 from aoi.models.expert.taxonomy import label
-from aoi.tasks import TaskType
 
 FIELD = re.compile(r"^([a-z_]+): (.*)$")
 PROSE = ((r"not authorized on", "db_unauthorized"), (r"SASL|[Aa]uthentication failed", "db_auth_failed"),
@@ -53,27 +54,25 @@ class Prompt:
     reports: list[Report]
 
 
-def parse(text: str) -> Prompt:
-    """Parse the Observer's user prompt.
+def read(context: contract.ObserverContext) -> Prompt:
+    """Read what the Observer's prompt says from the context it sent.
 
     Example:
-        >>> p = parse('Task (localization):\\nNamespace: shop\\nIteration 2 of 14; environment actions left: 26.\\n'
-        ...           'Findings so far (from the probe and the executor):\\n[1] probe on "Survey namespace shop":\\n'
-        ...           'suspects: ["api"]\\nYour recent decisions:\\n')
+        >>> shown = contract.ShownFinding(iteration=1, source="probe", instruction="Survey namespace shop",
+        ...                               text='suspects: ["api"]')
+        >>> p = read(contract.ObserverContext(task_type="localization", namespace="shop", iteration=2,
+        ...                                   max_iterations=14, steps_left=26, findings=(shown,)))
         >>> (p.task, p.namespace, p.steps_left, p.reports[0].fields["suspects"])
         ('localization', 'shop', 26, ['api'])
     """
-    task, namespace = contract.TASK.search(text), contract.NAMESPACE.search(text)
-    counts = contract.COUNTS.search(text)
-    body = text.split(contract.FINDINGS, 1)[-1].split(contract.DECISIONS, 1)[0]
-    return Prompt(task=task.group(1) if task else TaskType.DETECTION, namespace=namespace.group(1) if namespace else "",
-                  iteration=int(counts.group(1)) if counts else 1,
-                  max_iterations=int(counts.group(2)) if counts else 14,
-                  steps_left=int(counts.group(3)) if counts else 30, reports=reports(body))
+    found = [Report(iteration=f.iteration, source=f.source, instruction=f.instruction, fields=_fields(f.text),
+                    text=f.text) for f in context.findings]
+    return Prompt(task=context.task_type, namespace=context.namespace, iteration=context.iteration,
+                  max_iterations=context.max_iterations, steps_left=context.steps_left, reports=found)
 
 
 def reports(body: str) -> list[Report]:
-    """Split the findings into reports and read their fields."""
+    """Split rendered findings into reports by their headers and read their fields."""
     heads = list(contract.HEADER.finditer(body))
     out = []
     for i, head in enumerate(heads):

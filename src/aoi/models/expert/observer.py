@@ -1,17 +1,19 @@
 """The expert Observer: survey, follow the leads the Probe reports, submit once the evidence names a cause.
 
 Mitigation: execute the fix the diagnosis carries, verify with the Probe, submit. Every decision is a function of
-the prompt alone (task, namespace, budget left, the reports so far). A compact prompt (aoi.models.compact) gets the
-same decision in the compact format.
+what the prompt says (task, namespace, budget left, the reports so far), read from the context the Observer sends
+with its call (contract.ObserverContext). A compact prompt (aoi.models.compact) gets the same decision in the
+compact format.
 """
 
 from __future__ import annotations
 
 import json
 
-from aoi.models.compact import compact_decision, read_choices
+from aoi.models.base import ModelError
+from aoi.models.compact import compact_decision
 from aoi.models.expert import contract, instructions
-from aoi.models.expert.findings import Prompt, Report, best_diagnosis, parse
+from aoi.models.expert.findings import Prompt, Report, best_diagnosis, read
 from aoi.models.expert.taxonomy import FAULT_THRESHOLD, ROOT_THRESHOLD
 from aoi.tasks import TaskType
 
@@ -21,11 +23,19 @@ EXECUTE_THRESHOLD = 0.7  # a fix this sure is worth applying in a mitigation tas
 FALLBACK_ANALYSIS = {"system_level": "Application", "fault_type": "Misconfiguration"}
 
 
-def respond(messages: list[dict]) -> str:
+def respond(context: contract.ObserverContext | None) -> str:
     """Return the Observer's decision as JSON."""
-    prompt = parse(messages[-1]["content"] if messages else "")
+    prompt = read(known(context))
     decision = decide(prompt)
-    return json.dumps(compact_decision(decision, prompt.task) if read_choices(messages) else decision)
+    return json.dumps(compact_decision(decision, prompt.task) if context.compact else decision)
+
+
+def known(context: contract.ObserverContext | None) -> contract.ObserverContext:
+    """Return the Observer's context; without one the expert cannot decide (it does not read the prompt's text)."""
+    if not isinstance(context, contract.ObserverContext):
+        raise ModelError("the expert Observer decides from the Observer's context: call complete(..., context="
+                         "ObserverContext(...)) as aoi.agents.observer does, or give the observer another model")
+    return context
 
 
 def decide(p: Prompt) -> dict:
