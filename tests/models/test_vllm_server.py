@@ -138,13 +138,15 @@ def adapter(base, tmp_path_factory) -> Path:
 @needs_vllm
 def test_constrained_decisions_parse(base, served):
     from aoi.models.registry import load_model
+    from aoi.models.schemas import tool_call_schema
 
     model = load_model(f"local:{base}+server={served[0]}", temperature=1.0)
     for _ in range(4):
         decision = json.loads(model.complete(ASK, role="observer").text)
         assert decision["next"] in ("probe", "submit") and decision.get("answer", "Yes") in ("Yes", "No")
-    call = json.loads(model.complete(ASK, role="probe").text)
-    assert call["tool"] in ("exec_shell", "get_logs", "get_metrics", "get_traces", "read_file", "finish")
+    tools = ["exec_shell", "get_logs", "get_metrics", "get_traces", "read_file", "finish"]
+    call = json.loads(model.complete(ASK, role="probe", schema=tool_call_schema(tools)).text)
+    assert call["tool"] in tools
 
 
 @needs_vllm
