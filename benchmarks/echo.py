@@ -16,6 +16,13 @@ server on the base in this process and uses it.
 
     nice -n 5 .venv/bin/python benchmarks/echo.py --base smollm2 --steps 2 --sampler-url vllm
 
+On the learning benchmark's GRPO workload (its SFT adapter as the start, its GRPO states as the data; one group of 4
+per step as its GRPO phase), colocated against async with 2 samplers, figures kept in a JSON file:
+
+    nice -n -5 .venv/bin/python benchmarks/echo.py --init runs/learning/sft --data runs/learning/grpo-data \
+        --groups 1 --generations 4 --max-tokens 256 --steps 10 --sampler-url vllm \
+        --modes colocated,"async S=1 N=2" --results benchmarks/results/echo-learning.json
+
 Figures of a run go to OUT/<label>/metrics.jsonl as well (Ray and the models load once per run, before the clock
 starts: the rates are over the training loop only).
 """
@@ -27,6 +34,8 @@ import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -56,9 +65,9 @@ def run(args, data: Path, work: Path, label: str, mode: str, samplers: int = 1, 
     config = work / "grpo.yaml"
     config.write_text(yaml.safe_dump({"grpo": {"num_generations": args.generations, "max_completion_length":
                                                args.max_tokens, "per_device_train_batch_size":
-                                               args.generations * args.groups, "learning_rate": 1e-4}}))
-    grpo = GrpoOptions(data=data, out=work / label, base=args.base, max_steps=args.steps, config=config,
-                       seed=args.seed)
+                                               args.generations * args.groups, "learning_rate": args.learning_rate}}))
+    grpo = GrpoOptions(data=data, out=work / label, base=None if args.init else args.base, init=args.init,
+                       max_steps=args.steps, config=config, seed=args.seed)
     options = EchoOptions(grpo=grpo, mode=mode, samplers=samplers, staleness=staleness,
                           buffer_capacity=max(2, args.groups * (staleness + 1)), sampler_url=args.sampler_url)
     train_echo(options)
@@ -105,6 +114,10 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--max-samplers", type=int, default=2, help="async run with this many samplers (check)")
     parser.add_argument("--data", type=Path, default=None, help="dataset folder (default: the expert, made here)")
+    parser.add_argument("--init", type=Path, default=None, help="start from this SFT adapter (its manifest names "
+                        "the base; --base is then ignored)")
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--results", type=Path, default=None, help="also write the figures and curves here (JSON)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sampler-url", default=None, help="samplers draw on this OpenAI-compatible server "
@@ -117,6 +130,8 @@ def main() -> None:
     args = parser.parse_args()
     work = args.out or Path(tempfile.mkdtemp(prefix="echo-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    if args.init:
+        args.base = json.loads((args.init / "manifest.json").read_text())["base"]
     data = args.data or teacher_data(work)
     plan = {"colocated": ("colocated", 1, 1), "sequential": ("sequential", 1, 1),
             **{f"async S={s}": ("async", 1, s) for s in (1, 2, 4)},
@@ -140,6 +155,22 @@ def main() -> None:
         if server is not None:
             (server.close if args.serve else server.stop)()
     report(args, runs)
+    if args.results:
+        keep(args, runs)
+
+
+def keep(args, runs: dict) -> None:
+    """Write the command, commit, machine load, each mode's figures and its reward per step and wall-clock."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    data = {"command": "python " + " ".join(sys.argv), "commit": commit, "cores": os.cpu_count(),
+            "load_average_end": round(os.getloadavg()[0], 2), "base": args.base, "init": str(args.init or ""),
+            "steps": args.steps, "groups": args.groups, "generations": args.generations,
+            "figures": {label: figures(lines) for label, lines in runs.items()},
+            "curves": {label: [{"step": i + 1, "wall": round(line["wall"], 1), "reward": line["reward"]}
+                               for i, line in enumerate(lines)] for label, lines in runs.items()}}
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"figures kept in {args.results}")
 
 
 def report(args, runs: dict) -> None:
@@ -154,9 +185,10 @@ def report(args, runs: dict) -> None:
     print("\nreward against wall-clock (s:reward per step)")
     for label, lines in runs.items():
         print(f"{label:<16} " + " ".join(f"{line['wall']:.0f}:{line['reward']:.2f}" for line in lines))
-    if "colocated" not in runs:
+    synced = runs.get("sequential") or runs.get("async S=1")  # a one-sampler run: the weight sync's cost
+    if "colocated" not in runs or synced is None:
         return
-    cost = costs(runs["colocated"], runs.get("sequential") or runs["async S=1"], args.groups)
+    cost = costs(runs["colocated"], synced, args.groups)
     print(f"\nmeasured costs (median s): {json.dumps({k: round(v, 3) for k, v in cost.items()})}")
     base = table["colocated"]["steps/s"]
     for n in (1, 2, 4, 8):

@@ -21,6 +21,14 @@ The same against an OpenAI-compatible endpoint (OpenAI, OpenRouter, vLLM, Ollama
         --task-type localization -k 5 --workers 4 --out runs/ablation-gpt4o-mini
     .venv/bin/python benchmarks/guidance_ablation.py --model vllm:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1 \
         -k 5 --workers 8 --mine-from runs/train-split-run --out runs/ablation-qwen7b
+
+With the learning benchmark's trained Observer (its eval config: expert Probe/Executor/Compressor, the adapter on
+vLLM), on its held-out-target keys, guidance mined from the same Observer's runs on train-side keys:
+
+    .venv/bin/python -m aoi eval --keys-file TRAIN_KEYS --config runs/learning/eval/grpo/config.yaml \
+        --out runs/ablation-trained/mine --workers 2
+    .venv/bin/python benchmarks/guidance_ablation.py --keys-file HELD_OUT_KEYS -k 3 --workers 2 \
+        --config runs/learning/eval/grpo/config.yaml --mine-from runs/ablation-trained/mine --out runs/ablation-trained
 """
 
 from __future__ import annotations
@@ -80,6 +88,8 @@ def main() -> None:
     parser.add_argument("--task-type")
     parser.add_argument("--app")
     parser.add_argument("--limit", type=int, default=0, help="Keep the first N problems of the selection.")
+    parser.add_argument("--keys-file", help="Run these problem keys (problem_id@target, one per line) instead of "
+                        "--problems/--task-type/--app.")
     parser.add_argument("-k", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
@@ -90,8 +100,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.k < 3:
         parser.error("-k must be at least 3: the spread over attempts needs several attempts")
-    out, ids = Path(args.out), problems(args)
-    common = ["--problems", ids, "-k", str(args.k), "--seed", str(args.seed), "--model", args.model,
+    out = Path(args.out)
+    chosen = ["--keys-file", args.keys_file] if args.keys_file else ["--problems", problems(args)]
+    common = [*chosen, "-k", str(args.k), "--seed", str(args.seed), "--model", args.model,
               "--workers", str(args.workers), *(["--config", args.config] if args.config else [])]
     wall = {"base": aoi("eval", "--out", str(out / "base"), *common)}
     guidance = args.guidance or str(out / "guidance.jsonl")
@@ -101,7 +112,8 @@ def main() -> None:
     wall["guided"] = aoi("eval", "--out", str(out / "guided"), *common, "--guidance", guidance)
     aoi("report", str(out / "base"), "--compare", f"guided={out / 'guided'}", "--out", str(out / "report"))
     entries = sum(1 for line in Path(guidance).read_text().splitlines() if line.strip())
-    print(f"\nguidance ablation: {args.model}, {len(ids.split(','))} problem(s), k={args.k}, seed {args.seed}, "
+    count = len({json.dumps([r["problem_id"], r.get("target")]) for r in rows(out / "base")})
+    print(f"\nguidance ablation: {args.model}, {count} problem key(s), k={args.k}, seed {args.seed}, "
           f"{entries} guidance entries from {args.guidance or ', '.join(args.mine_from or ['the base run itself'])}")
     print("\n".join(table(rows(out / "base"), rows(out / "guided"))))
     print(f"wall: base {wall['base']:.0f}s, guided {wall['guided']:.0f}s; report {out / 'report.md'}")
