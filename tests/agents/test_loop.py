@@ -66,6 +66,9 @@ def test_handlers_must_match_the_declarations_and_the_probe_cannot_declare_a_cha
     bad.write_text("probe:\n  - {name: exec_shell, mutating: true}\n")
     with pytest.raises(ValueError, match="probe declares the mutating tool exec_shell"):
         declared(bad)
+    bad.write_text("observer:\n  - {name: probe}\n  - {name: submit}\n")
+    with pytest.raises(ValueError, match="must be aoi.models.schemas.NEXT_STEPS"):
+        declared(bad)
 
 
 def test_a_step_keeps_the_sha256_of_the_exact_messages_sent_as_conversations_grow_and_change():

@@ -18,6 +18,7 @@ import yaml
 from aoi.agents import filereader
 from aoi.agents.actions import ToolCall, env_action
 from aoi.models.expert import contract
+from aoi.models.schemas import NEXT_STEPS
 from aoi.protocols import Role, Status, Tool, ToolResult
 from aoi.safety.approval import ApprovalPolicy
 from aoi.safety.audit import AuditLog
@@ -42,6 +43,10 @@ def declared(path: Path = TOOLS) -> dict[Role, tuple[Tool, ...]]:
             if tool.mutating and role not in MAY_MUTATE:
                 raise ValueError(f"{path}: {role} declares the mutating tool {tool.name}; only "
                                  f"{', '.join(MAY_MUTATE)} may hold one: drop `mutating` or move the tool")
+    observer = tuple(t.name for t in tools.get(Role.OBSERVER, ()))
+    if observer != NEXT_STEPS:  # the decision's "next" is one of these: its schema and parser read NEXT_STEPS
+        raise ValueError(f"{path}: the observer's tools ({', '.join(observer)}) must be aoi.models.schemas.NEXT_STEPS "
+                         f"({', '.join(NEXT_STEPS)}), in that order: change both together")
     return tools
 
 
