@@ -24,7 +24,7 @@ and GRPO draws its groups there (`--sampler-url vllm`, the trainer on torch), wh
 python and the base is not tiny; on transformers otherwise; the run prints which.
 
 Sizes (learning_plan.SIZES): --tiny (tiny random model, one teacher episode and one for GRPO's states, 8
-held-out-target and 2 held-out-family episodes: CI checks every phase); --quick (SmolLM2, 6 + 4 teacher episodes,
+held-out-target and 2 held-out-family episodes: CI checks every phase); --quick (SmolLM2, 12 + 4 teacher episodes,
 16 + 4 held-out episodes per variant); default (SmolLM2, 60 + 20 teacher episodes, 40 held-out-target (10 per task
 type) and 20 held-out-family episodes per variant, two seeds per key).
     nice -n 10 .venv/bin/python benchmarks/learning.py --work runs/learning          # default: the lead's run

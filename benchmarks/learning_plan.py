@@ -44,7 +44,7 @@ SIZES = {
     "tiny": Size(base="tiny", teacher_keys=1, grpo_keys=1, loss_keys=1, targets_per_type=1, family_keys=1, seeds=2,
                  sft_epochs=1, sft_lr=5e-3, sft_max_length=None, sft_curve=(0.5, 1.0), grpo_steps=1,
                  grpo_curve=(1.0,), group=2, max_new_tokens=24, max_iterations=2, episode_steps=20, workers=2),
-    "quick": Size(base="smollm2", teacher_keys=6, grpo_keys=4, loss_keys=2, targets_per_type=2, family_keys=2, seeds=2,
+    "quick": Size(base="smollm2", teacher_keys=12, grpo_keys=4, loss_keys=2, targets_per_type=2, family_keys=2, seeds=2,
                   sft_epochs=2, sft_lr=2e-4, sft_max_length=2048, sft_curve=(0.5, 1.0), grpo_steps=2,
                   grpo_curve=(1.0,), group=2, max_new_tokens=192, max_iterations=6, episode_steps=15, workers=2),
     "default": Size(base="smollm2", teacher_keys=60, grpo_keys=20, loss_keys=6, targets_per_type=5, family_keys=10,
