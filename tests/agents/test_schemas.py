@@ -17,6 +17,7 @@ from aoi.agents.observer import Episode, Observer, Team
 from aoi.agents.tools import Channel, executor_tools, probe_tools
 from aoi.models import schemas
 from aoi.models.compact import answer_choices
+from aoi.models.expert.contract import SubAgentContext
 from aoi.models.replay import ReplayModel
 from aoi.protocols import Role, Status
 from aoi.safety.approval import ApprovalPolicy
@@ -47,7 +48,8 @@ def test_a_sub_agent_sends_the_schema_of_the_tools_it_parses_against(role):
     model = Sent([(role, json.dumps({"tool": "finish", "args": {"report": "ok"}}))])
     guards = Guards(budget=2, fit=lambda text, command="": text, steps_left=lambda: 50)
     SubAgent(role, model, tools, Recorder(Trajectory("p", TaskType.DETECTION)), guards).run("look", "")
-    assert model.sent == [{"schema": schemas.tool_call_schema(tools.names())}]
+    context = SubAgentContext(budget=2, instruction="look", context="")  # what its prompt says, as data
+    assert model.sent == [{"schema": schemas.tool_call_schema(tools.names()), "context": context}]
     assert model.sent[0]["schema"]["properties"]["tool"]["enum"] == tools.names()
 
 

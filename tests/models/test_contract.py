@@ -1,21 +1,25 @@
 """The agent <-> expert contract: the messages the real loop sends are read back correctly by the expert's readers.
 
-Each test drives the agents' own code (SubAgent, Observer, Memory, Compressor prompts) with scripted models and a
-scripted environment, then parses what was sent with the expert's parsers (the Observer's: the context its call
-sends): a prompt or feedback edited on one side only fails here.
+Each test drives the agents' own code (SubAgent, Observer, Memory, Compressor) with scripted models and a scripted
+environment, then reads what was sent with the expert's readers (the context each call sends, the feedback a
+sub-agent's conversation adds): a context or feedback edited on one side only fails here.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from aoi.agents.loop import Guards, LimitsExceeded, Recorder, SubAgent, render
+from aoi.agents.compressor import Compressor
+from aoi.agents.loop import Guards, LimitsExceeded, Recorder, SubAgent
 from aoi.agents.memory import Finding, Memory
 from aoi.agents.observer import Episode, Observer, Team
 from aoi.agents.tools import Channel, executor_tools, probe_tools
-from aoi.models.expert import compressor, contract, executor, findings, probe
+from aoi.models.base import ModelError
+from aoi.models.expert import ExpertModel, contract, executor, findings, probe
+from aoi.models.expert.instructions import context as known_context
 from aoi.models.replay import ReplayModel
 from aoi.protocols import Role, Status
 from aoi.safety.approval import ApprovalPolicy
@@ -46,7 +50,7 @@ def test_the_probe_reads_its_budget_instruction_repeats_and_the_end_of_its_calls
         pass
     last = model.requests[-1][1] + [{"role": "assistant", "content": "{}"},
                                      {"role": "user", "content": sub.observations[-1]}]
-    run = probe.Run(last)
+    run = probe.Run(last, sub.request(last)["context"])
     assert run.budget == 2 and run.namespace == "shop" and run.out_of_calls
     assert [s.status for s in traj.steps] == [Status.OK, Status.REPEATED, Status.BUDGET]
     assert run.steps[1].observation.startswith(contract.REPEATED) and not contract.succeeded(run.steps[1].observation)
@@ -62,7 +66,20 @@ def test_the_expert_executor_stops_when_told_no_calls_are_left():
     told = model.requests[-1][1] + [{"role": "assistant", "content": "{}"},
                                     {"role": "user", "content": sub.observations[-1]}]
     assert sub.observations[-1] == contract.NO_CALLS_LEFT
-    assert json.loads(executor.respond(told))["tool"] == "finish"
+    assert json.loads(executor.respond(told, sub.request(told)["context"]))["tool"] == "finish"
+
+
+def test_the_executor_reads_its_commands_from_the_instruction_and_its_namespace_from_the_context():
+    script = [call("executor", "exec_shell", command="kubectl rollout restart deployment api -n shop")]
+    sub, model, _ = agent(Role.EXECUTOR, script, 1)
+    try:
+        sub.run("Restart it:\n1. kubectl rollout restart deployment api -n shop", "namespace: shop\nkubectl delete x")
+    except LimitsExceeded:
+        pass
+    asked = sub.request(model.requests[0][1])["context"]
+    assert (asked.budget, asked.instruction.startswith("Restart it:")) == (1, True)
+    first = json.loads(executor.respond(model.requests[0][1], asked))
+    assert first["args"]["command"] == "kubectl rollout restart deployment api -n shop"  # not the context's
 
 
 def test_a_refused_command_reads_as_failed():
@@ -115,8 +132,33 @@ def test_the_context_holds_the_findings_as_the_prompt_shows_them_cut_to_fit(budg
     assert all(f.text in text for f in context.findings) and any(f.text.startswith(cut) for f in context.findings)
 
 
-def test_the_expert_compressor_reads_its_budget_and_the_output():
+def test_the_compact_observers_sub_agent_gets_the_findings_its_prompt_showed():
+    memory = Memory(4000)
+    diagnosis = {"component": "api", "kind": "crash_loop", "confidence": 0.9}
+    memory.add_finding(Finding(1, "probe", "Survey namespace shop", f"diagnosis: {json.dumps(diagnosis)}"))
+    observer = _observer(memory, "compact")
+    sub, model, _ = agent(Role.PROBE, [call("probe", "finish", report="")])
+    observer.team = Team(sub, None)
+    observer.messages()
+    observer._dispatch({"next": "probe", "instruction": "Read the logs of pods api-1 in namespace shop"})
+    asked = sub.request(model.requests[0][1])["context"]
+    assert asked.findings == tuple(memory.shown)
+    assert contract.header(1, "probe", "Survey namespace shop") + "\n" + asked.findings[0].text in asked.context
+    assert probe.Run(model.requests[0][1], asked).instruction.known == diagnosis
+    written = replace(asked, context=known_context("shop", {"kind": "x"}))  # a context's known: line comes first
+    assert probe.Run([], written).instruction.known == {"kind": "x"}
+
+
+def test_the_expert_compressor_reads_the_budget_and_the_output_the_compressor_sends():
     output = PODS + "\n" + "api-2 1/1 Running\n" * 100
-    messages = [{"role": "system", "content": render("compressor", "system", budget=50)},
-                {"role": "user", "content": render("compressor", "user", command="kubectl get pods", output=output)}]
-    assert compressor.respond(messages) == PODS + "\n[101 other lines left out]"  # its budget and its output
+    recorded = []
+    condense = Compressor(50, ExpertModel(), lambda messages, completion, **kw: recorded.append(completion.text))
+    condense(output, command="kubectl get pods")
+    assert recorded == [PODS + "\n[100 other lines left out]"]  # its budget and its output
+
+
+def test_the_expert_needs_the_context_each_call_sends():
+    for role, kind in (("probe", "SubAgentContext"), ("executor", "SubAgentContext"),
+                       ("compressor", "CompressorContext")):
+        with pytest.raises(ModelError, match=f"context={kind}"):
+            ExpertModel().complete([{"role": "user", "content": "Investigate: Survey namespace shop"}], role=role)

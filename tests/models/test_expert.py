@@ -30,7 +30,7 @@ from aoi.models.expert.analyzers import (
     storage,
     traces,
 )
-from aoi.models.expert.contract import ObserverContext, ShownFinding
+from aoi.models.expert.contract import ObserverContext, ShownFinding, SubAgentContext
 from aoi.models.expert.findings import read
 from aoi.models.expert.taxonomy import FAULT_THRESHOLD, LABELS, label
 from aoi.problems import families
@@ -243,14 +243,14 @@ def test_doctests_of_the_package_pass():
 
 def test_the_probe_answers_a_replayed_conversation_the_same(twin):
     model, t = ExpertModel(), twin("revoke_auth_mongodb-detection-1")
-    messages = [{"role": "system", "content": "You have at most 4 tool calls"},
-                {"role": "user", "content": f"Investigate: {instructions.render('survey', t.ns)}\nContext: ns"}]
+    asked = SubAgentContext(budget=4, instruction=instructions.render("survey", t.ns), context="ns")
+    messages = [{"role": "system", "content": "(the probe's prompt)"}, {"role": "user", "content": "(its task)"}]
     for _ in range(4):
-        reply = model.complete(messages, role="probe")
-        assert model.complete(list(messages), role="probe").text == reply.text
+        reply = model.complete(messages, role="probe", context=asked)
+        assert model.complete(list(messages), role="probe", context=asked).text == reply.text
         command = json.loads(reply.text)["args"]["command"]
         messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": t.run(command)}]
-    report = json.loads(model.complete(messages, role="probe").text)
+    report = json.loads(model.complete(messages, role="probe", context=asked).text)
     assert report["tool"] == "finish" and report["args"]["suspects"][0] == "geo"
     assert reply.input_tokens > 0 and reply.output_tokens > 0
 
@@ -270,17 +270,18 @@ def test_the_observer_needs_the_context_the_observer_sends():
 
 
 def test_the_executor_runs_each_command_then_checks_the_pods():
-    request = "Change to make: Apply the fix:\n1. kubectl scale deployment api -n shop --replicas=1\nContext: x"
-    messages = [{"role": "system", "content": "You have at most 4 tool calls"}, {"role": "user", "content": request}]
-    first = json.loads(executor.respond(messages))
+    asked = SubAgentContext(budget=4, instruction="Apply the fix:\n1. kubectl scale deployment api -n shop "
+                            "--replicas=1", context="x")
+    messages = [{"role": "system", "content": "(the executor's prompt)"}, {"role": "user", "content": "(its task)"}]
+    first = json.loads(executor.respond(messages, asked))
     assert first["args"]["command"] == "kubectl scale deployment api -n shop --replicas=1"
     messages += [{"role": "assistant", "content": json.dumps(first)}, {"role": "user", "content": "scaled"}]
-    second = json.loads(executor.respond(messages))
+    second = json.loads(executor.respond(messages, asked))
     assert second["args"]["command"] == "kubectl get pods -n shop"
     messages += [{"role": "assistant", "content": json.dumps(second)},
                  {"role": "user", "content": "NAME         READY   STATUS    RESTARTS   AGE\n"
                                              "api-1        1/1     Running   0   5s"}]
-    report = json.loads(executor.respond(messages))["args"]
+    report = json.loads(executor.respond(messages, asked))["args"]
     assert report["changes"] == ["kubectl scale deployment api -n shop --replicas=1"] and report["verified"] is True
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from aoi.agents.grounding import ungrounded
 from aoi.agents.loop import render
 from aoi.models.base import Model
+from aoi.models.expert.contract import CompressorContext
 from aoi.models.tokens import count_tokens
 from aoi.protocols import Role, Status
 
@@ -92,7 +93,8 @@ class Compressor:
                     {"role": "user", "content": render("compressor", "user", command=command or "(not known)",
                                                        output=text)}]
         try:
-            completion = self.model.complete(messages, role=Role.COMPRESSOR, max_tokens=budget)
+            completion = self.model.complete(messages, role=Role.COMPRESSOR, max_tokens=budget,
+                                             context=CompressorContext(budget=budget, output=text))
         except Exception as exc:  # noqa: BLE001 - a model failure must never lose the output: fall back
             self.record(messages, None, observation=str(exc), status=Status.ERROR)
             return None

@@ -239,11 +239,15 @@ class SubAgent(Loop):
         super().__init__(role, model, recorder)
         self.tools, self.guards = tools, guards
         self.conversation: list[dict] = []
+        self.context: contract.SubAgentContext | None = None  # what the conversation's prompt says, as data
         self.seen: dict[str, int] = {}  # calls made in the current instruction and how often (the repeat guard)
         self.observations: list[str] = []  # what was fed back, newest last (the Observer reads an unfinished run)
 
-    def run(self, instruction: str, context: str) -> dict:
-        """Work one instruction; return the finish arguments (LimitsExceeded when the role did not finish)."""
+    def run(self, instruction: str, context: str, findings: tuple[contract.ShownFinding, ...] = ()) -> dict:
+        """Work one instruction (`findings`: the reports its context shows); return the finish arguments
+        (LimitsExceeded when the role did not finish)."""
+        self.context = contract.SubAgentContext(budget=self.guards.budget, instruction=instruction, context=context,
+                                                findings=findings)
         self.conversation = [
             {"role": "system", "content": render(self.role, "system", budget=self.guards.budget,
                                                  tools=render_tools(self.role))},
@@ -256,8 +260,9 @@ class SubAgent(Loop):
         return self.conversation
 
     def request(self, messages: list[dict]) -> dict:
-        """Send the schema of a tool call among this role's tools (the names its replies are parsed against)."""
-        return {"schema": tool_call_schema(self.tools.names())}
+        """Send the schema of a tool call among this role's tools (the names its replies are parsed against) and
+        what the prompt says, as data (the expert reads it)."""
+        return {"schema": tool_call_schema(self.tools.names()), "context": self.context}
 
     def execute(self, messages: list[dict], completion) -> None:
         """Finish, or run the call behind the budget, repeat and size guards."""

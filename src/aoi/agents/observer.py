@@ -225,16 +225,17 @@ class Observer(Loop):
     def _dispatch(self, decision: dict) -> None:
         """Run the probe or the executor on the decision's instruction; remember what it reports."""
         instruction, context = str(decision.get("instruction", "")), decision.get("context", "")
-        context = context if isinstance(context, str) else str(context)
+        context, findings = context if isinstance(context, str) else str(context), ()
         if self.episode.decision_format == COMPACT:
             context = render("observer_compact", "context", namespace=self.episode.namespace, findings=self.findings)
+            findings = tuple(self.memory.shown)  # what self.findings renders, as data
         agent = self.team.probe if decision["next"] == "probe" else self.team.executor
         if agent is None:
             self.feedback = (f"\nChanging the system is not allowed in a {self.episode.task_type} task; investigate "
                              "with the probe and submit your answer.\n")
             return
         try:
-            text = as_text(agent.run(instruction, context))
+            text = as_text(agent.run(instruction, context, findings))
         except LimitsExceeded as stop:
             text = self._unfinished(agent, str(stop))
         report = self.compress(text, command=f'the {agent.role}\'s report on "{contract.key(instruction)}"')

@@ -1,4 +1,7 @@
-"""The expert Compressor: keep the header, every line that signals trouble, and counts of the rest."""
+"""The expert Compressor: keep the header, every line that signals trouble, and counts of the rest.
+
+The budget and the output come from the context its call sends (contract.CompressorContext).
+"""
 
 from __future__ import annotations
 
@@ -11,20 +14,17 @@ SIGNAL = re.compile(r"error|warn|fail|fatal|panic|refused|denied|crash|backoff|p
                     r"timeout|unavailable|killed|0/\d|released|not authorized|no such|unreachable", re.IGNORECASE)
 
 
-def respond(messages: list[dict]) -> str:
-    """Condense the output in the compressor prompt to its budget.
+def respond(messages: list[dict], context: contract.CompressorContext | None) -> str:
+    """Condense the output the context holds to its budget.
 
     Example:
-        >>> msgs = [{"role": "system", "content": "at most 50 tokens"},
-        ...         {"role": "user", "content": "Command: x\\nOutput:\\nNAME\\n" + "a ok\\n" * 40 + "b Error\\n"}]
-        >>> print(respond(msgs))
+        >>> print(respond([], contract.CompressorContext(budget=50, output="NAME\\n" + "a ok\\n" * 40 + "b Error\\n")))
         NAME
         b Error
         [40 other lines left out]
     """
-    system = messages[0]["content"] if messages else ""
-    budget = int((contract.TOKEN_BUDGET.search(system) or re.search(r"(\d+)", "1500")).group(1))
-    output = messages[-1]["content"].split(contract.OUTPUT, 1)[-1] if messages else ""
+    given = contract.expect(context, contract.CompressorContext, "compressor")
+    budget, output = given.budget, given.output
     if count_tokens(output) <= budget:
         return output
     lines = output.splitlines()

@@ -1,19 +1,21 @@
-"""The agent <-> expert contract: what the Observer hands the expert as data, and every phrase the sub-agents' loop
-writes that the expert reads back, written once.
+"""The agent <-> expert contract: what each role's call hands the expert as data, and every phrase the sub-agents'
+loop writes that the expert reads back, written once.
 
-The Observer sends what its prompt says as an `ObserverContext` with each call (`Model.complete(..., context=...)`),
-so the expert Observer reads data, not the prompt's text. The sub-agents' conversations (the Probe's instruction and
-context, tool feedback, the Compressor's output) are read back with the phrases and patterns here;
-tests/models/test_contract.py runs the loop's real messages through the expert's readers, so editing one side
-without the other fails there, not silently in an episode. It lives in the models layer because the expert may not
-import the agents (cli -> agents -> ... -> models).
+Every call sends what its prompt says as a context (`Model.complete(..., context=...)`): the Observer an
+`ObserverContext`, a Probe or an Executor a `SubAgentContext`, the Compressor a `CompressorContext`; so the expert
+reads data, not the prompts' text. What a sub-agent's conversation adds after its prompt (tool feedback) is read back
+with the phrases here; tests/models/test_contract.py runs the loop's real calls through the expert's readers, so
+editing one side without the other fails there, not silently in an episode. It lives in the models layer because the
+expert may not import the agents (cli -> agents -> ... -> models).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
+from typing import Any
+
+from aoi.models.base import ModelError
 
 # Feedback the sub-agent loop answers a call with (the expert's Probe and Executor read their run back from it).
 REPEATED = "You already ran"
@@ -24,16 +26,8 @@ ERROR = "Error"  # a tool that failed (wrong arguments, an environment error)
 OUTPUT_CUT = "[output was"
 FAILED = (REFUSED, NOT_APPROVED, "[ERROR]", ERROR, "error:")  # how a change that did not happen reads
 
-# The prompts (aoi/agents/prompts.yaml) as the expert reads them.
-CALL_BUDGET = re.compile(r"at most (\d+) tool calls")  # the sub-agents' system prompts
-TOKEN_BUDGET = re.compile(r"at most (\d+) tokens")  # the Compressor's system prompt
-INVESTIGATE, CONTEXT = "Investigate: ", "\nContext: "  # the Probe's user prompt: instruction, then context
-OUTPUT = "Output:\n"  # the Compressor's user prompt: the output follows
-
-# A finding's header in the Observer's memory: the instruction is cut to KEY_CHARS, so that cut is its key. A compact
-# Observer passes its findings on in the sub-agent's context, where the expert Probe finds them by their headers.
+# A finding's header in the Observer's memory: the instruction is cut to KEY_CHARS, so that cut is its key.
 KEY_CHARS = 160
-HEADER = re.compile(r'^\[(\d+)\] (probe|executor) on "(.*?)":[ \t]*$', re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +57,44 @@ class ObserverContext:
     steps_left: int  # environment actions left, as the prompt says
     findings: tuple[ShownFinding, ...] = ()  # the reports the prompt shows, oldest first (dropped ones left out)
     compact: bool = False  # the prompt asks for a compact decision (aoi.models.compact)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubAgentContext:
+    """What a Probe's or an Executor's prompt says, as data: its call budget, its instruction and context.
+
+    Example:
+        >>> SubAgentContext(budget=4, instruction="Survey namespace shop", context="namespace: shop").findings
+        ()
+    """
+
+    budget: int  # tool calls the system prompt allows
+    instruction: str  # the Observer's instruction, as the user prompt shows it
+    context: str  # the context that travels with it, as the user prompt shows it
+    findings: tuple[ShownFinding, ...] = ()  # the reports that context shows (a compact Observer's: its prompt's)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompressorContext:
+    """What the Compressor's prompt says, as data: the token budget and the output to condense."""
+
+    budget: int  # tokens the summary may take
+    output: str
+
+
+def expect(context: Any, kind: type, role: str) -> Any:
+    """Return a call's context; without one of `kind` the expert cannot answer (it does not read the prompt's text).
+
+    Example:
+        >>> expect(None, CompressorContext, "compressor")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        aoi.models.base.ModelError: the expert compressor reads ... context=CompressorContext(...)) as aoi.agents...
+    """
+    if not isinstance(context, kind):
+        raise ModelError(f"the expert {role} reads what its prompt says from the context its call sends: call "
+                         f"complete(..., context={kind.__name__}(...)) as aoi.agents does, or give the {role} "
+                         "another model")
+    return context
 
 
 def repeated(tool: str, args: dict) -> str:
@@ -112,8 +144,6 @@ def header(iteration: int, source: str, instruction: str) -> str:
     Example:
         >>> header(2, "probe", "Survey namespace shop")
         '[2] probe on "Survey namespace shop":'
-        >>> HEADER.match(header(2, "probe", "Survey namespace shop")).groups()
-        ('2', 'probe', 'Survey namespace shop')
     """
     return f'[{iteration}] {source} on "{key(instruction)}":'
 

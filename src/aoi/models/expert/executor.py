@@ -1,4 +1,8 @@
-"""The expert Executor: run the given kubectl commands one by one, then check the pods, then report."""
+"""The expert Executor: run the given kubectl commands one by one, then check the pods, then report.
+
+Its budget and instruction come from the context its call sends (contract.SubAgentContext), what ran from the
+conversation.
+"""
 
 from __future__ import annotations
 
@@ -26,16 +30,15 @@ def commands(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) or m.group(2) for m in COMMAND.finditer(text)))
 
 
-def respond(messages: list[dict]) -> str:
+def respond(messages: list[dict], context: contract.SubAgentContext | None) -> str:
     """Return the executor's next reply: the next command, a verification read, or the report."""
-    budget = int((contract.CALL_BUDGET.search(messages[0]["content"]) or re.search(r"(4)", "4")).group(1))
-    request = messages[1]["content"] if len(messages) > 1 else ""
-    todo = commands(request.partition(contract.CONTEXT)[0])  # the instruction's: a context may quote reports
+    given = contract.expect(context, contract.SubAgentContext, "executor")
+    todo = commands(given.instruction)  # the instruction's only: a context may quote reports
     done = _done(messages[2:])
-    ns = _namespace(request, todo)
+    ns = _namespace(given, todo)
     ran = [c for c, _ in done if c in todo]
     verifying = [(c, o) for c, o in done if c not in todo]
-    if len(done) < budget and contract.NO_CALLS_LEFT not in str(messages[-1].get("content", "")):
+    if len(done) < given.budget and contract.NO_CALLS_LEFT not in str(messages[-1].get("content", "")):
         pending = [c for c in todo if c not in ran]
         if pending:
             return _call(f"apply step {len(ran) + 1} of {len(todo)}", pending[0])
@@ -54,9 +57,10 @@ def _done(messages: list[dict]) -> list[tuple[str, str]]:
             if (call.get("args") or {}).get("command")]
 
 
-def _namespace(request: str, todo: list[str]) -> str:
-    """Return the namespace the change is about."""
-    match = re.search(r"namespace:?\s+([a-z0-9-]+)", request) or \
+def _namespace(given: contract.SubAgentContext, todo: list[str]) -> str:
+    """Return the namespace the change is about: named in the instruction, its context, or a command."""
+    named = (re.search(r"namespace:?\s+([a-z0-9-]+)", text) for text in (given.instruction, given.context))
+    match = next((m for m in named if m), None) or \
         next((m for m in (re.search(r"-n\s+([a-z0-9-]+)", c) for c in todo) if m), None)
     return match.group(1) if match else "default"
 

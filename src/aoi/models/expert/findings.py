@@ -2,8 +2,8 @@
 the namespace, the budget left, and the sub-agents' reports as the prompt shows them.
 
 A report's text holds `key: value` lines (JSON for lists and dicts). A report an LLM wrote in prose still counts:
-without a parseable `diagnosis:` its text goes through keyword analysis. `reports` also finds reports in text, by
-their headers (`[2] probe on "...":`): a compact Observer passes its findings on in the sub-agent's context.
+without a parseable `diagnosis:` its text goes through keyword analysis. `reports` reads shown findings wherever a
+context carries them (a compact Observer passes its findings on to the sub-agent: contract.SubAgentContext).
 """
 
 from __future__ import annotations
@@ -65,21 +65,15 @@ def read(context: contract.ObserverContext) -> Prompt:
         >>> (p.task, p.namespace, p.steps_left, p.reports[0].fields["suspects"])
         ('localization', 'shop', 26, ['api'])
     """
-    found = [Report(iteration=f.iteration, source=f.source, instruction=f.instruction, fields=_fields(f.text),
-                    text=f.text) for f in context.findings]
     return Prompt(task=context.task_type, namespace=context.namespace, iteration=context.iteration,
-                  max_iterations=context.max_iterations, steps_left=context.steps_left, reports=found)
+                  max_iterations=context.max_iterations, steps_left=context.steps_left,
+                  reports=reports(context.findings))
 
 
-def reports(body: str) -> list[Report]:
-    """Split rendered findings into reports by their headers and read their fields."""
-    heads = list(contract.HEADER.finditer(body))
-    out = []
-    for i, head in enumerate(heads):
-        chunk = body[head.end():heads[i + 1].start() if i + 1 < len(heads) else len(body)]
-        out.append(Report(iteration=int(head.group(1)), source=head.group(2), instruction=head.group(3),
-                          fields=_fields(chunk), text=chunk.strip()))
-    return out
+def reports(shown: tuple[contract.ShownFinding, ...]) -> list[Report]:
+    """Read the fields of the reports as a prompt shows them."""
+    return [Report(iteration=f.iteration, source=f.source, instruction=f.instruction, fields=_fields(f.text),
+                   text=f.text) for f in shown]
 
 
 def best_diagnosis(reports: list[Report]) -> dict | None:

@@ -2,8 +2,8 @@
 
 Each focus is one kind of check. `render` writes an instruction; `parse` reads one back, tolerating instructions
 written by another model (keywords decide the focus; the namespace comes from the text or the context). The known
-diagnosis is the context's `known:` line, else the most confident one among the reports the context carries (a
-compact Observer passes the team's findings on instead of writing a context).
+diagnosis is the context's `known:` line, else the most confident one among the findings the context shows (a
+compact Observer passes the team's findings on instead of writing a context: contract.SubAgentContext.findings).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from aoi.models.expert.contract import ShownFinding
 from aoi.models.expert.findings import best_diagnosis, reports
 
 TEMPLATES = {
@@ -71,8 +72,8 @@ def context(namespace: str, known: dict | None = None) -> str:
     return f"namespace: {namespace}" + (f"\nknown: {json.dumps(known, separators=(', ', ': '))}" if known else "")
 
 
-def parse(instruction: str, context_text: str = "") -> Instruction:
-    """Read an instruction (and its context) back.
+def parse(instruction: str, context_text: str = "", findings: tuple[ShownFinding, ...] = ()) -> Instruction:
+    """Read an instruction (and its context, and the findings that context shows) back.
 
     Example:
         >>> i = parse(render("database", "shop", ["orders-db"]), context("shop", {"kind": "x"}))
@@ -81,7 +82,8 @@ def parse(instruction: str, context_text: str = "") -> Instruction:
     """
     focus = _focus(instruction)
     match = NAMESPACE.search(instruction) or NAMESPACE.search(context_text)
-    return Instruction(focus, match.group(1) if match else None, _targets(focus, instruction), _known(context_text))
+    known = _known(context_text, findings)
+    return Instruction(focus, match.group(1) if match else None, _targets(focus, instruction), known)
 
 
 def _focus(text: str) -> str:
@@ -108,11 +110,11 @@ def _targets(focus: str, text: str) -> list[str]:
     return []
 
 
-def _known(text: str) -> dict | None:
-    """Return the diagnosis the context passes on, if any."""
+def _known(text: str, findings: tuple[ShownFinding, ...]) -> dict | None:
+    """Return the diagnosis the context passes on (its `known:` line, else the best its findings report), if any."""
     match = re.search(r"^known: (\{.*\})\s*$", text, re.MULTILINE)
     if not match:
-        return best_diagnosis(reports(text))
+        return best_diagnosis(reports(findings))
     try:
         value = json.loads(match.group(1))
     except ValueError:

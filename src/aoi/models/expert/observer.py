@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-from aoi.models.base import ModelError
 from aoi.models.compact import compact_decision
 from aoi.models.expert import contract, instructions
 from aoi.models.expert.findings import Prompt, Report, best_diagnosis, read
@@ -32,10 +31,7 @@ def respond(context: contract.ObserverContext | None) -> str:
 
 def known(context: contract.ObserverContext | None) -> contract.ObserverContext:
     """Return the Observer's context; without one the expert cannot decide (it does not read the prompt's text)."""
-    if not isinstance(context, contract.ObserverContext):
-        raise ModelError("the expert Observer decides from the Observer's context: call complete(..., context="
-                         "ObserverContext(...)) as aoi.agents.observer does, or give the observer another model")
-    return context
+    return contract.expect(context, contract.ObserverContext, "observer")
 
 
 def decide(p: Prompt) -> dict:

@@ -1,10 +1,10 @@
-"""The expert Probe: re-derives its run from the conversation, picks the next check, and reports.
+"""The expert Probe: re-derives its run from its call, picks the next check, and reports.
 
-Everything comes from the messages it is given: the budget from the system prompt, the focus, namespace, targets
-and known diagnosis from the instruction and context, and what ran from its own earlier replies (each names its
-check in the thought) paired with the observations that followed. Nothing is kept between calls but the evidence
-of each output already analysed (`checks.analyzed`: a function of the check, its output, the namespace and the
-targets), so a call analyses only the newest output.
+Everything comes from the call it is given: the budget, instruction and context from the context the call sends
+(contract.SubAgentContext: the focus, namespace, targets and known diagnosis), and what ran from its own earlier
+replies in the conversation (each names its check in the thought) paired with the observations that followed.
+Nothing is kept between calls but the evidence of each output already analysed (`checks.analyzed`: a function of
+the check, its output, the namespace and the targets), so a call analyses only the newest output.
 """
 
 from __future__ import annotations
@@ -34,15 +34,11 @@ CHECK_TAG = re.compile(r"^\[([\w:./-]+)\]")
 
 
 class Run:
-    """One probe call re-read from its messages."""
+    """One probe call re-read from its context and its conversation."""
 
-    def __init__(self, messages: list[dict]):
-        system = messages[0]["content"] if messages else ""
-        budget = contract.CALL_BUDGET.search(system)
-        self.budget = int(budget.group(1)) if budget else 4
-        first = messages[1]["content"] if len(messages) > 1 else ""
-        text, _, ctx = first.partition(contract.CONTEXT)
-        self.instruction = instructions.parse(text.removeprefix(contract.INVESTIGATE), ctx)
+    def __init__(self, messages: list[dict], context: contract.SubAgentContext):
+        self.budget = context.budget
+        self.instruction = instructions.parse(context.instruction, context.context, context.findings)
         self.steps = _steps(messages[2:])
         self.namespace = self.instruction.namespace or checks.busiest_namespace(self.steps) or "default"
         self.seen = Seen(self.namespace, self.steps)
@@ -104,9 +100,9 @@ class Run:
         return None
 
 
-def respond(messages: list[dict]) -> str:
+def respond(messages: list[dict], context: contract.SubAgentContext | None) -> str:
     """Return the probe's next reply: one tool call, or finish with the report."""
-    run = Run(messages)
+    run = Run(messages, contract.expect(context, contract.SubAgentContext, "probe"))
     nxt = run.next_call()
     if nxt is None or run.out_of_calls or len(run.steps) >= run.budget:
         unrun = run.unrun() if nxt else []  # checks the budget left out become a lead
