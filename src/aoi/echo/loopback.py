@@ -155,11 +155,9 @@ class _Generator(LocalModel):
         """Return the sampled token ids and their raw log-probs (temperature 1, before the schema mask)."""
         import torch
 
-        if schema is not None:
-            self.schemas["request"] = schema
         prompt = torch.tensor([ids], device=self.device)
-        options = self._sampling(self.max_new_tokens, self.temperature) | self._steering("request", len(ids),
-                                                                                         self.max_new_tokens)
+        options = self._sampling(self.max_new_tokens, self.temperature) | self._steering(
+            "request", len(ids), self.max_new_tokens, schema=schema)
         with torch.random.fork_rng(devices=[]), torch.no_grad():  # LocalModel.complete's seeding, call 0
             torch.manual_seed(self.seed)
             out = self.model.generate(prompt, attention_mask=torch.ones_like(prompt), **options)

@@ -3,8 +3,9 @@
 `aoi evolve scenarios --model SPEC --seeds FILE --group G --out FILE` asks any model spec (local, OpenAI-compatible,
 replay; the expert writes no scenarios) for G candidates per seed. A reply is parsed tolerantly (a fenced block or
 the first balanced object); one that does not parse, or breaks the format or the scope rules, is kept as an invalid
-candidate with its reasons, so a run's yield is measurable. Local models decode constrained to `decoding_schema`, a
-bounded subset of the scenario format (the seed's app and namespace fixed), so even a 135M model writes parsable JSON.
+candidate with its reasons, so a run's yield is measurable. Each call sends `decoding_schema`, a bounded subset of the
+scenario format (the seed's app and namespace fixed): local models decode constrained to it, so even a 135M model
+writes parsable JSON; backends that cannot constrain ignore it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from aoi.problems.scenarios import Scenario, dumps, format_errors, load_scenario
 from aoi.protocols import Message, Model
 from aoi.tasks import FAULT_TYPES, SYSTEM_LEVELS
 
-ROLE = "evolver"  # the role the generator's model calls carry; local models constrain it to decoding_schema
+ROLE = "evolver"  # the role the generator's model calls carry (with decoding_schema as their schema)
 PROMPTS = Path(__file__).with_name("generate.yaml")
 # kubectl verbs a decoded command may use (namespaced reads and writes; any lowercase word let SmolLM2 write
 # `kubectl deploy`, `kubectl ops`, `kubectl rm`: unknown commands)
@@ -116,18 +117,10 @@ def generate(model: Model, seeds: Iterable[Scenario], *, group: int, generator: 
         [False]
     """
     for seed in seeds:
-        constrain(model, seed)
-        messages = seed_messages(seed)
+        messages, schema = seed_messages(seed), decoding_schema(seed)
         for index in range(group):
-            reply = model.complete(messages, role=ROLE, max_tokens=max_tokens)
+            reply = model.complete(messages, role=ROLE, max_tokens=max_tokens, schema=schema)
             yield candidate(seed, reply.text, generator=generator, group=index)
-
-
-def constrain(model: Model, seed: Scenario) -> None:
-    """Constrain a local model's replies to this seed's decoding schema; other backends are left as they are."""
-    local = getattr(model, "inner", model)  # load_model wraps local models with retries
-    if isinstance(getattr(local, "schemas", None), dict):
-        local.schemas[ROLE] = decoding_schema(seed)
 
 
 def decoding_schema(seed: Scenario) -> dict:

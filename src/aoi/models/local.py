@@ -87,7 +87,6 @@ class LocalModel:
         """Set the generation options (see __init__)."""
         self.max_new_tokens, self.temperature, self.seed, self.calls = max_new_tokens, temperature, seed, 0
         self.want_logprobs, self.constrained, self.progress = logprobs, constrained, progress
-        self.schemas: dict[str, dict] = {}  # role -> reply schema for roles constrained.py does not know (a caller's)
 
     def prompt(self, messages: list[Message]) -> str:
         """Render the conversation with the tokenizer's chat template, else as role-prefixed lines."""
@@ -136,8 +135,7 @@ class LocalModel:
         """Return the stop-at-JSON-close criterion, the schema constraint and the progress line for this role."""
         from transformers import LogitsProcessorList, StoppingCriteriaList
 
-        schema, options = schema or self.schemas.get(str(getattr(role, "value", role))) or \
-            reply_schema(role, messages), {}
+        schema, options = schema or reply_schema(role, messages), {}
         if schema is not None:
             options["stopping_criteria"] = StoppingCriteriaList([JsonStop(self.tokenizer, prompt_length)])
         if schema is not None and self.constrained:

@@ -63,7 +63,6 @@ class VllmModel:
         self.name = f"local:{short}" + (f"+{self.adapter.name}" if self.adapter else "") + "+vllm"
         self.max_new_tokens, self.temperature, self.seed = max_new_tokens, temperature, seed
         self.constrained, self.calls = constrained, 0
-        self.schemas: dict[str, dict] = {}  # role -> reply schema for roles constrained.py does not know
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
                  temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
@@ -71,7 +70,7 @@ class VllmModel:
         started = time.perf_counter()
         budget = max_tokens or self.max_new_tokens
         prompt = token_ids(self.tokenizer, render(self.tokenizer, messages))
-        schema = schema or self.schemas.get(str(getattr(role, "value", role))) or reply_schema(role, messages)
+        schema = schema or reply_schema(role, messages)
         sent = vllm_schema(schema, budget) if schema is not None and self.constrained else None
         ids, finish = completion_ids(self.server, self.model, prompt, max_tokens=budget, seed=self.seed + self.calls,
                                      temperature=self.temperature if temperature is None else temperature,

@@ -131,8 +131,7 @@ def scenario_rollout(seeds: dict[str, Scenario], *, seed: int, constrained: bool
         policy = policy_observer(trainer, constrained=constrained,
                                  seed=sample_seed(seed, trainer.state.global_step, batches["count"]))
         for prompt in prompts:
-            policy.local.schemas[ROLE] = decoding_schema(seeds[_key(prompt)])
-            policy.complete(prompt, role=ROLE)
+            policy.complete(prompt, role=ROLE, schema=decoding_schema(seeds[_key(prompt)]))
         return batch(policy.calls)
 
     return rollout
