@@ -94,15 +94,25 @@ def curve(results: dict, sft_points: dict[str, int], grpo_points: dict[str, int]
     sft = [(step, results[v][target]["success"]) for v, step in sft_points.items() if v in results]
     last = max(sft_points.values(), default=0)
     grpo = [(last + step, results[v][target]["success"]) for v, step in grpo_points.items() if v in results]
-    rewards = [(last + line["step"], line["reward"]) for line in _jsonl(work / "grpo" / "metrics.jsonl")
-               if "reward" in line]
-    zero_std = [(line["step"], line["frac_reward_zero_std"]) for line in _jsonl(work / "grpo" / "metrics.jsonl")
-                if "frac_reward_zero_std" in line]
-    losses = [line for line in _jsonl(work / "sft" / "metrics.jsonl") if "train/loss_first" in line]
+    grpo_lines = _latest_per_step(_jsonl(work / "grpo" / "metrics.jsonl"), "reward")
+    rewards = [(last + line["step"], line["reward"]) for line in grpo_lines]
+    zero_std = [(line["step"], line["frac_reward_zero_std"]) for line in grpo_lines if "frac_reward_zero_std" in line]
+    losses = _latest_per_step(_jsonl(work / "sft" / "metrics.jsonl"), "train/loss_first")
     return {"sft_success": sorted(sft), "grpo_success": sorted(grpo), "grpo_reward": rewards,
             "grpo_frac_reward_zero_std": zero_std, "sft_steps": last,
             "sft_position_losses": [{k: v for k, v in line.items() if k == "step" or "/loss_" in k}
                                     for line in losses]}
+
+
+def _latest_per_step(lines: list[dict], key: str) -> list[dict]:
+    """Return the lines holding `key`, one per step in step order: a resumed run logs again the steps after its
+    checkpoint, and the later line is the one that counts.
+
+    Example:
+        >>> [x["r"] for x in _latest_per_step([{"step": 1, "r": 0}, {"step": 2, "r": 1}, {"step": 2, "r": 2}], "r")]
+        [0, 2]
+    """
+    return [line for _, line in sorted({line["step"]: line for line in lines if key in line}.items())]
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -119,12 +129,16 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 def chart(learning: dict, path: Path) -> Path:
-    """Write the curve as a PNG: held-out-target success by step (SFT, then GRPO) above GRPO's reward by step."""
+    """Write the curve as a PNG: held-out-target success by step (SFT, then GRPO), then GRPO's reward and its share
+    of groups whose rewards were all equal, by GRPO step (on their own axis: GRPO takes far fewer steps than SFT)."""
     from aoi.evaluate.linecharts import Lines, png
 
-    x_label = "training step (SFT, then GRPO)"
-    success = Lines(title="Held-out-target success", x_label=x_label, x_min=0.0, series={
+    success = Lines(title="Held-out-target success", x_label="training step (SFT, then GRPO)", x_min=0.0, series={
         "SFT": [(float(x), y) for x, y in learning["sft_success"] if y is not None],
         "SFT+GRPO": [(float(x), y) for x, y in learning["grpo_success"] if y is not None]})
-    reward = Lines(title="GRPO reward", x_label=x_label, x_min=0.0, series={"reward": learning["grpo_reward"]})
-    return png([success, reward], path)
+    offset = learning.get("sft_steps", 0)
+    reward = Lines(title="GRPO reward (mean of the group)", x_label="GRPO step", x_min=0.0,
+                   series={"reward": [(float(x - offset), y) for x, y in learning["grpo_reward"]]})
+    flat = Lines(title="GRPO: share of groups whose rewards were all equal (no gradient)", x_label="GRPO step",
+                 x_min=0.0, series={"share": [(float(x), y) for x, y in learning.get("grpo_frac_reward_zero_std", [])]})
+    return png([success, reward, flat], path)
