@@ -117,7 +117,7 @@ def main() -> None:
           f"{entries} guidance entries from {args.guidance or ', '.join(args.mine_from or ['the base run itself'])}")
     print("\n".join(table(rows(out / "base"), rows(out / "guided"))))
     print(f"wall: base {wall['base']:.0f}s, guided {wall['guided']:.0f}s; report {out / 'report.md'}")
-    if args.model == "expert":
+    if args.model == "expert" and not args.config:  # a config may give the Observer another model
         print("note: the expert ignores its prompt, so guidance cannot change its results (identical by design)")
 
 
