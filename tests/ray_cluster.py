@@ -39,6 +39,8 @@ def two_node_cluster(head_cpus: int = 1, worker_cpus: int = 1, connect: bool = T
         cluster.add_node(**{**NODE, "num_cpus": worker_cpus})
         cluster.wait_for_nodes()
         if connect:
+            if ray.is_initialized():  # an earlier test in this worker (Echo's swarm) left its own Ray connected
+                ray.shutdown()
             ray.init(address=cluster.address)
         yield cluster
     finally:
