@@ -101,10 +101,8 @@ def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") ->
     resume = _fresh_unless_checkpoint(out)
     curve = max(1, round(min(size.grpo_curve) * size.grpo_steps))
     every = math.gcd(curve, 5)  # a checkpoint at every curve point, and at most 5 steps lost when a run is killed
-    # one sequence per forward, a group per optimizer step: four ~3,000-token sequences at once (no activation
-    # checkpointing) took the trainer to 18.7 GB RSS at step 5 of the default run, and the kernel killed it
-    settings = {"grpo": {"num_generations": size.group, "per_device_train_batch_size": 1,
-                         "gradient_accumulation_steps": size.group,
+    # aoi.train.grpo's defaults take one sequence per forward and a group per optimizer step (grpo_settings)
+    settings = {"grpo": {"num_generations": size.group,
                          "max_completion_length": size.max_new_tokens, "save_steps": every,
                          "save_total_limit": None},
                 "rollout": {"episode_steps": size.episode_steps}}
