@@ -4,7 +4,9 @@ Phases, each writing into --work DIR and skipped once done (WORK/phases/NAME.jso
 phase it was in (evaluations keep their finished episodes; SFT and GRPO continue from their newest checkpoint):
   teacher      the expert team on train-side keys (both by_target and by_family train) and on a few held-out-target
                keys whose decisions are only the SFT's held-out loss rows
-  export       `aoi data export` of the teacher's trajectories
+  teacher-no-fault
+               the expert team on the no-fault problems no held-out set draws, several seeds each (its "No" answers)
+  export       `aoi data export` of both teachers' trajectories
   teacher-grpo, export-grpo
                the same on other train-side keys: GRPO's states (a policy SFT'd for epochs on the teacher's states
                answers those alike in every sample of a group, so their advantages are zero)
@@ -65,7 +67,7 @@ def plan(args, size_name: str) -> dict:
         if (saved["size_name"], saved["seed"]) != (size_name, args.seed):
             sys.exit(f"error: {args.work} holds a {saved['size_name']} run with seed {saved['seed']}; give another "
                      "--work, or the same size and seed to resume it")
-        return _with_grpo_keys(saved, path)
+        return _with_later_keys(saved, path)
     size = SIZES[size_name]
     saved = {"size_name": size_name, "size": size_dict(size), "seed": args.seed, "keys": choose_keys(size, args.seed),
              "load_average_at_start": os.getloadavg(), "started_at": time.time()}
@@ -74,12 +76,13 @@ def plan(args, size_name: str) -> dict:
     return saved
 
 
-def _with_grpo_keys(saved: dict, path: Path) -> dict:
-    """Add GRPO's own keys to a plan written before it had them (drawn after the others: those stay the same)."""
-    if "grpo" in saved["keys"]:
-        return saved
+def _with_later_keys(saved: dict, path: Path) -> dict:
+    """Add the key sets a plan was written without (GRPO's keys, the teacher's no-fault ones: each drawn after the
+    others, so those stay the same)."""
     size = SIZES[saved["size_name"]]
     keys = choose_keys(size, saved["seed"])
+    if set(keys) == set(saved["keys"]):
+        return saved
     if any(keys[name] != saved["keys"][name] for name in saved["keys"]):
         sys.exit(f"error: {path} was drawn from another catalogue or split; start the run in a fresh --work")
     saved = {**saved, "keys": keys, "size": size_dict(size)}
@@ -102,10 +105,12 @@ def actions(work: Path, saved: dict, size, backend: str, device: str = "cpu") ->
     seed, keys = saved["seed"], saved["keys"]
     steps = {
         "teacher": lambda: phases.teacher(work, keys["teacher"] + keys["loss"], "teacher", size),
-        "export": lambda: phases.export(work, "teacher", "data"),
+        "teacher-no-fault": lambda: phases.teacher(work, keys["teacher no-fault"], "teacher-no-fault", size,
+                                                   size.no_fault_attempts),
+        "export": lambda: phases.export(work, ["teacher", "teacher-no-fault"], "data"),
         "sft": lambda: phases.sft(work, size, seed, device),
         "teacher-grpo": lambda: phases.teacher(work, keys["grpo"], "teacher-grpo", size),
-        "export-grpo": lambda: phases.export(work, "teacher-grpo", "grpo-data"),
+        "export-grpo": lambda: phases.export(work, ["teacher-grpo"], "grpo-data"),
         "grpo": lambda: phases.grpo(work, size, seed, backend, device),
     }
     for name, (run, share, sets) in variants(size).items():
@@ -193,12 +198,12 @@ def _machine() -> dict:
 
 def phases_in_order(size) -> list[str]:
     """Return every phase but the report, in the order they run."""
-    return ["teacher", "export", "sft", "teacher-grpo", "export-grpo", "grpo", *variants(size)]
+    return ["teacher", "teacher-no-fault", "export", "sft", "teacher-grpo", "export-grpo", "grpo", *variants(size)]
 
 
 def _check_inputs(work: Path, name: str, order: list[str]) -> None:
     """Refuse to run a phase alone before the phases it reads (the evaluations read only the training phases)."""
-    needs = {"export": ["teacher"], "sft": ["export"], "export-grpo": ["teacher-grpo"],
+    needs = {"export": ["teacher", "teacher-no-fault"], "sft": ["export"], "export-grpo": ["teacher-grpo"],
              "grpo": ["sft", "export-grpo"]}.get(name, [])
     if name.startswith("eval-"):
         needs = [run for run in ("sft", "grpo") if name.startswith(f"eval-{run}")]

@@ -48,24 +48,27 @@ def run_phase(work: Path, name: str, action) -> dict:
     return record
 
 
-def teacher(work: Path, keys: list[str], folder: str, size: Size) -> dict:
-    """The expert team on these keys (an `aoi eval` run directory WORK/FOLDER, resumable)."""
+def teacher(work: Path, keys: list[str], folder: str, size: Size, attempts: int = 1) -> dict:
+    """The expert team on these keys, `attempts` seeds each (an `aoi eval` run directory WORK/FOLDER, resumable)."""
     from aoi.config import load_config
     from aoi.data.generate import generate
 
+    if not keys:  # e.g. no train-side no-fault problem under another split seed
+        return {"episodes": 0}
     # the same step budget as GRPO's rollouts (their replay of a recorded prefix must see the same prompts), and the
     # compact decision format every local Observer is prompted in (the expert writes it when prompted so)
     config = load_config(overrides={"model": "expert", "env.max_steps": size.episode_steps,
                                     "agent.decision_format": "compact"}, environ={})
-    generate(pairs(keys), work / folder, config, workers=size.workers)
-    return {"episodes": len(keys)}
+    generate(pairs(keys), work / folder, config, k=attempts, workers=size.workers)
+    return {"episodes": len(keys) * attempts}
 
 
-def export(work: Path, source: str, out: str) -> dict:
-    """The trajectories of WORK/SOURCE as datasets in WORK/OUT (rewritten whole: it takes seconds)."""
+def export(work: Path, sources: list[str], out: str) -> dict:
+    """The trajectories of the WORK/SOURCES as datasets in WORK/OUT (rewritten whole: it takes seconds)."""
     from aoi.data.export import export as write
 
-    return {"counts": write([work / source], work / out, overwrite=True)}
+    return {"counts": write([work / source for source in sources if (work / source).is_dir()], work / out,
+                            overwrite=True)}
 
 
 def _fresh_unless_checkpoint(out: Path) -> bool:
@@ -102,7 +105,7 @@ def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") ->
     curve = max(1, round(min(size.grpo_curve) * size.grpo_steps))
     every = math.gcd(curve, 5)  # a checkpoint at every curve point, and at most 5 steps lost when a run is killed
     # aoi.train.grpo's defaults take one sequence per forward and a group per optimizer step (grpo_settings)
-    settings = {"grpo": {"num_generations": size.group,
+    settings = {"grpo": {"num_generations": size.group, "learning_rate": size.grpo_lr,
                          "max_completion_length": size.max_new_tokens, "save_steps": every,
                          "save_total_limit": None},
                 "rollout": {"episode_steps": size.episode_steps}}

@@ -2,9 +2,11 @@
 
 The keys come from the catalogue's splits (aoi.data.splits, seeded): teacher episodes on keys that are on the train
 side of both by_target and by_family; held-out targets from the by_target test side, the same number per task type,
-detection half faulted and half no-fault problems (kept out of the teacher data, so "Yes" is not always right);
-held-out families from the by_family test side; GRPO's states from expert episodes on further train-side keys (a
-policy SFT'd for epochs on the teacher's own states answers them alike in every sample of a group: no advantage).
+detection half faulted and half no-fault problems from the same side (so "Yes" is not always right); the train side's
+no-fault problems are the teacher's, run with several seeds (every other teacher detection problem has a fault, and a
+model that never saw "No" submitted answers "Yes" to everything); held-out families from the by_family test side;
+GRPO's states from expert episodes on further train-side keys (a policy SFT'd for epochs on the teacher's own states
+answers them alike in every sample of a group: no advantage).
 Every variant is evaluated on the same keys with the same seeds.
 """
 
@@ -22,6 +24,7 @@ class Size:
 
     base: str
     teacher_keys: int  # expert episodes on the train side (the SFT data)
+    no_fault_attempts: int  # expert episodes (seeds) on each train-side no-fault problem (SFT data too)
     grpo_keys: int  # expert episodes on other train-side keys: GRPO's states, which SFT never trained on
     loss_keys: int  # expert episodes on held-out targets: the SFT's held-out loss rows (never trained on)
     targets_per_type: int  # held-out-target keys per task type (x seeds episodes each)
@@ -32,6 +35,7 @@ class Size:
     sft_max_length: int | None
     sft_curve: tuple[float, ...]  # shares of the SFT steps whose checkpoint is evaluated (1.0: the final adapter)
     grpo_steps: int
+    grpo_lr: float
     grpo_curve: tuple[float, ...]
     group: int  # GRPO samples per state
     max_new_tokens: int  # tokens per Observer decision
@@ -41,16 +45,18 @@ class Size:
 
 
 SIZES = {
-    "tiny": Size(base="tiny", teacher_keys=1, grpo_keys=1, loss_keys=1, targets_per_type=1, family_keys=1, seeds=2,
-                 sft_epochs=1, sft_lr=5e-3, sft_max_length=None, sft_curve=(0.5, 1.0), grpo_steps=1,
-                 grpo_curve=(1.0,), group=2, max_new_tokens=24, max_iterations=2, episode_steps=20, workers=2),
-    "quick": Size(base="smollm2", teacher_keys=12, grpo_keys=4, loss_keys=2, targets_per_type=2, family_keys=2, seeds=2,
-                  sft_epochs=2, sft_lr=2e-4, sft_max_length=2048, sft_curve=(0.5, 1.0), grpo_steps=2,
-                  grpo_curve=(1.0,), group=2, max_new_tokens=192, max_iterations=6, episode_steps=15, workers=2),
-    "default": Size(base="smollm2", teacher_keys=60, grpo_keys=20, loss_keys=6, targets_per_type=5, family_keys=10,
-                    seeds=2, sft_epochs=3, sft_lr=2e-4, sft_max_length=3072, sft_curve=(0.25, 0.5, 1.0), grpo_steps=30,
-                    grpo_curve=(0.5, 1.0), group=4, max_new_tokens=256, max_iterations=10, episode_steps=30,
-                    workers=2),
+    "tiny": Size(base="tiny", teacher_keys=1, no_fault_attempts=1, grpo_keys=1, loss_keys=1, targets_per_type=1,
+                 family_keys=1, seeds=2, sft_epochs=1, sft_lr=5e-3, sft_max_length=None, sft_curve=(0.5, 1.0),
+                 grpo_steps=1, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, max_new_tokens=24, max_iterations=2,
+                 episode_steps=20, workers=2),
+    "quick": Size(base="smollm2", teacher_keys=12, no_fault_attempts=2, grpo_keys=4, loss_keys=2, targets_per_type=2,
+                  family_keys=2, seeds=2, sft_epochs=2, sft_lr=2e-4, sft_max_length=2048, sft_curve=(0.5, 1.0),
+                  grpo_steps=2, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, max_new_tokens=192, max_iterations=6,
+                  episode_steps=15, workers=2),
+    "default": Size(base="smollm2", teacher_keys=60, no_fault_attempts=6, grpo_keys=20, loss_keys=6,
+                    targets_per_type=5, family_keys=10, seeds=2, sft_epochs=3, sft_lr=2e-4, sft_max_length=3072,
+                    sft_curve=(0.25, 0.5, 1.0), grpo_steps=30, grpo_lr=1e-4, grpo_curve=(0.5, 1.0), group=4,
+                    max_new_tokens=256, max_iterations=10, episode_steps=30, workers=2),
 }
 
 
@@ -72,29 +78,32 @@ def _task_type(key: str) -> str:
 
 
 def choose_keys(size: Size, seed: int) -> dict[str, list[str]]:
-    """Return {"teacher", "loss", "held-out targets", "held-out families", "grpo"}: "problem@target" keys, seeded."""
+    """Return {"teacher", "loss", "held-out targets", "held-out families", "grpo", "teacher no-fault"}: "problem@target"
+    keys, seeded."""
     from aoi.data.splits import SplitRules, catalogue_keys, make_splits
 
     keys = catalogue_keys()
     splits, rng = make_splits(keys, SplitRules(seed=seed)), random.Random(seed)
     no_fault = sorted(k.name for k in keys if k.family == "no_op")
+    no_fault_test = [k for k in no_fault if k in splits["by_target"]["test"]]
     by_type = {t: sorted(k for k in splits["by_target"]["test"] if _task_type(k) == t) for t in TASK_TYPES}
     targets = []
     for task_type, pool in by_type.items():
         count = size.targets_per_type
         if task_type == TaskType.DETECTION:  # half of them no-fault problems, unseen in training
-            unseen = rng.sample(no_fault, min(count // 2, len(no_fault)))
+            unseen = rng.sample(no_fault_test, min(count // 2, len(no_fault_test)))
             targets += unseen
             count -= len(unseen)
         targets += rng.sample(pool, min(count, len(pool)))
     families = rng.sample(sorted(splits["by_family"]["test"]), size.family_keys)
-    train = sorted(set(splits["by_target"]["train"]) & set(splits["by_family"]["train"]) - set(targets))
+    train = sorted(set(splits["by_target"]["train"]) & set(splits["by_family"]["train"]) - set(targets) - set(no_fault))
     teacher = rng.sample(train, min(size.teacher_keys, len(train)))
     loss = [k for k in targets if k not in no_fault][:size.loss_keys]
     rest = sorted(set(train) - set(teacher))  # drawn last: the sets above stay what they were before GRPO had its own
     grpo = rng.sample(rest, min(size.grpo_keys, len(rest)))
+    healthy = [k for k in no_fault if k in splits["by_target"]["train"]]  # drawn by nothing: the rest stay as before
     return {"teacher": teacher, "loss": loss, "held-out targets": targets, "held-out families": families,
-            "grpo": grpo}
+            "grpo": grpo, "teacher no-fault": healthy}
 
 
 def pairs(keys: list[str]) -> list[tuple[str, str | None]]:
