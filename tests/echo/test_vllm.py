@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -41,11 +42,14 @@ def base(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(base, tmp_path_factory):
-    """One fp32 vLLM server on the base for the module (a tenth of RAM reserved: tiny needs little)."""
+    """One fp32 vLLM server on the base for the module (a tenth of RAM reserved: tiny needs little), with the flags
+    the managed sampler server gets."""
     from aoi.models.vllm_server import ManagedServer
+    from aoi.train.served import SCORING_FLAGS
 
     log = tmp_path_factory.mktemp("vllm-log") / "server.log"
-    with ManagedServer(base=str(base), dtype="float32", memory=0.1, kv_cache_gib=1, log=log, python=PYTHON) as s:
+    with ManagedServer(base=str(base), dtype="float32", memory=0.1, kv_cache_gib=1, log=log, python=PYTHON,
+                       extra=list(SCORING_FLAGS)) as s:
         yield s
 
 
@@ -93,6 +97,16 @@ def ours(listing: Listing, prefix: str) -> set[str]:
     return {name for names in listing.snapshots for name in names if name.startswith(prefix)}
 
 
+def randomize_adapter(model, seed: int) -> None:
+    """Give the policy's LoRA B matrices seeded random weights (a fresh adapter is the base: B starts at 0)."""
+    import torch
+
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if "lora_B" in name:
+                weight.normal_(0.0, 0.5, generator=torch.Generator().manual_seed(seed))
+
+
 def test_prompt_logprobs_match_the_trainers_logprobs_for_the_base_and_an_adapter(server, base, dataset):
     import torch
 
@@ -105,10 +119,7 @@ def test_prompt_logprobs_match_the_trainers_logprobs_for_the_base_and_an_adapter
     model, _ = load_policy(str(base))
     policy = ServedPolicy(server.url, base=str(base), index=9)
     for seed in (1, 2):
-        with torch.no_grad():
-            for name, weight in model.named_parameters():
-                if "lora_B" in name:
-                    weight.normal_(0.0, 0.5, generator=torch.Generator().manual_seed(seed))
+        randomize_adapter(model, seed)
         policy.swap(seed, adapter_files(model))
         observer = ServedObserver(policy, max_new_tokens=64, seed=seed)
         decision = json.loads(observer.complete(prompt, role="observer").text)  # the structured output parses
@@ -121,6 +132,35 @@ def test_prompt_logprobs_match_the_trainers_logprobs_for_the_base_and_an_adapter
     assert "aoi-s9-v2" in policy.server.models() and "aoi-s9-v1" not in policy.server.models()
     policy.close()
     assert "aoi-s9-v2" not in server.server.models()
+
+
+def test_two_samplers_draw_and_score_at_once_under_their_adapters(server, base, dataset):
+    """Async Echo with two samplers on one server: each draws and scores while the other does (vLLM 0.32 without
+    SCORING_FLAGS: the engine dies on the first scoring request batched beside another under an adapter)."""
+    import torch
+
+    from aoi.echo.policy import completion_logprobs, load_policy
+    from aoi.echo.weights import adapter_files
+    from aoi.train.dataset import load_view
+    from aoi.train.served import ServedObserver, ServedPolicy
+
+    prompt = load_view(dataset, "rl", "by_target", "train")[0]["prompt"]
+    model, _ = load_policy(str(base))
+    randomize_adapter(model, 3)
+    policies = [ServedPolicy(server.url, base=str(base), index=index) for index in (7, 8)]
+    for policy in policies:
+        policy.swap(1, adapter_files(model))
+    observers = [ServedObserver(policy, max_new_tokens=48, seed=index) for index, policy in enumerate(policies)]
+    with ThreadPoolExecutor(2) as pool:  # an error in either raises here
+        list(pool.map(lambda observer: [observer.complete(prompt, role="observer") for _ in range(3)], observers))
+    for observer in observers:
+        assert len(observer.calls) == 3
+        for drawn in observer.calls:
+            with torch.no_grad():
+                own = completion_logprobs(model, drawn.prompt_ids, drawn.completion_ids, 1.0).tolist()
+            assert max(abs(a - b) for a, b in zip(own, drawn.logprobs)) < TOLERANCE
+    for policy in policies:
+        policy.close()
 
 
 @pytest.mark.parametrize("mode", ["sequential", "async"])
