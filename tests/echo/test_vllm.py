@@ -44,8 +44,8 @@ def base(tmp_path_factory) -> Path:
 def server(base, tmp_path_factory):
     """One fp32 vLLM server on the base for the module (a tenth of RAM reserved: tiny needs little), with the flags
     the managed sampler server gets."""
+    from aoi.models.vllm_launch import SCORING_FLAGS
     from aoi.models.vllm_server import ManagedServer
-    from aoi.train.served import SCORING_FLAGS
 
     log = tmp_path_factory.mktemp("vllm-log") / "server.log"
     with ManagedServer(base=str(base), dtype="float32", memory=0.1, kv_cache_gib=1, log=log, python=PYTHON,

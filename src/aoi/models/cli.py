@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from aoi.models.vllm_launch import ServerSpec, start_error
+from aoi.models.vllm_launch import SCORING_FLAGS, ServerSpec, start_error
 
 
 def serve_model(
@@ -24,6 +24,9 @@ def serve_model(
     max_lora_rank: int = typer.Option(ServerSpec.max_lora_rank, "--max-lora-rank", min=1, help="The largest "
                                       "adapter rank it will load."),
     dtype: str = typer.Option(ServerSpec.dtype, "--dtype", help="bfloat16 or float32."),
+    for_samplers: bool = typer.Option(False, "--for-samplers", help="Serve Echo's samplers (--sampler-url): one "
+                                      "sequence per step, since vLLM 0.32 crashes on a prompt_logprobs request "
+                                      "batched beside another under a LoRA adapter (slower for anything else)."),
 ) -> None:
     """Start vLLM on the base with its adapters and keep it serving until stopped (help line: aoi.cli.LAZY)."""
     from aoi.interrupts import interruptible
@@ -31,7 +34,8 @@ def serve_model(
     from aoi.models.vllm_server import ManagedServer
 
     adapters = [_adapter(text) for text in adapter]
-    server = ManagedServer(base=base, port=port, log=log, memory=memory, max_lora_rank=max_lora_rank, dtype=dtype)
+    server = ManagedServer(base=base, port=port, log=log, memory=memory, max_lora_rank=max_lora_rank, dtype=dtype,
+                           extra=list(SCORING_FLAGS) if for_samplers else [])
     with interruptible():
         try:
             _serve(server, adapters)

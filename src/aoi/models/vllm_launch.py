@@ -125,6 +125,14 @@ def _clean(line: str) -> str:
     return re.sub(r"^(\(\w+ pid=\d+\)\s*)?(\w+ \d\d-\d\d [\d:]+ \[[^]]*\]\s*)?", "", line.strip())[:300]
 
 
+# A server that scores for several samplers at once runs one sequence per engine step: vLLM 0.32 maps LoRA adapters
+# per sequence, not per token, when it computes prompt log-probs (vllm-project/vllm#16668), and a scoring request
+# batched beside any other request under an adapter kills the CPU engine (an einsum shape error in punica's
+# add_lora_logits). Measured on tiny32, two samplers drawing and scoring 4 decisions each at once: without the flag
+# the engine died at the first pair; with it 8 of 8 drew, their log-probs within 9.5e-7 of the trainer's.
+SCORING_FLAGS = ("--max-num-seqs", "1")
+
+
 @dataclass(kw_only=True)
 class ServerSpec:
     """What to serve and how (the flags vLLM gets; CPU figures that worked on a 2-core, 24 GiB machine)."""

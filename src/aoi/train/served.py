@@ -13,12 +13,9 @@ the trainer's pi_old is of the unmasked logits (aoi.echo.policy.completion_logpr
 `--logprobs-mode raw_logprobs`: prompt log-probs are of the raw logits whatever the request's temperature (the same
 at 0, 0.5 and 2), so samples record `logprobs_temperature` 1.0 and the trainer compares them with pi_old at
 temperature 1.0 (the loss itself stays at the sampling temperature). On an fp32 server they match the trainer's
-fp32 log-probs within 1e-6 (tests/echo/test_vllm.py). A server that scores for several samplers at once must run one
-sequence per engine step (SCORING_FLAGS): vLLM 0.32 maps LoRA adapters per sequence, not per token, when it computes
-prompt log-probs (vllm-project/vllm#16668), and a scoring request batched with any other request under an adapter
-kills the CPU engine (an einsum shape error in punica's add_lora_logits). Measured on tiny32, two samplers drawing
-and scoring 4 decisions each at once: without the flag the engine died at the first pair; with it 8 of 8 drew, their
-log-probs within 9.5e-7 of the trainer's.
+fp32 log-probs within 1e-6 (tests/echo/test_vllm.py). A server that scores for several samplers at once runs one
+sequence per engine step (aoi.models.vllm_launch.SCORING_FLAGS: batched beside another request under an adapter, a
+scoring request kills vLLM 0.32's CPU engine).
 
 Weight sync: each new adapter version is written into a folder the server reads and loaded with
 `/v1/load_lora_adapter` as `<prefix>-s<sampler>-v<N>` (vLLM needs --enable-lora and
@@ -45,11 +42,10 @@ from aoi.models.vllm_client import LORA_HINT, Server, ServerError, check_server,
 from aoi.models.vllm_model import vllm_schema
 from aoi.train.sampling import Draw
 
-__all__ = ["AUTO", "LORA_HINT", "RAW_TEMPERATURE", "SCORING_FLAGS", "ServedObserver", "ServedPolicy", "ServerError",
-           "check_server", "release_adapters", "sampler_server"]
+__all__ = ["AUTO", "LORA_HINT", "RAW_TEMPERATURE", "ServedObserver", "ServedPolicy", "ServerError", "check_server",
+           "release_adapters", "sampler_server"]
 
 RAW_TEMPERATURE = 1.0  # the temperature of the log-probs the server returns (vLLM's raw_logprobs: none applied)
-SCORING_FLAGS = ("--max-num-seqs", "1")  # one sequence per step: prompt log-probs under LoRA (see the docstring)
 AUTO = "vllm"  # --sampler-url vllm: start a managed vLLM server on the base for the run
 
 
@@ -165,10 +161,11 @@ def sampler_server(url: str | None, base: str, device: str = "cpu") -> Iterator[
     """Yield the URL samplers draw on: `url` as given, or with `vllm` a managed vLLM server on `base`, started here
     and stopped on leaving. It serves the trainer's dtype (fp32 on CPU, bf16 on CUDA), so the behaviour log-probs
     and the trainer's agree to rounding, and one sequence per step (SCORING_FLAGS); a server given by URL that
-    several samplers share needs `--max-num-seqs 1` too."""
+    several samplers share needs that too (`aoi serve-model --for-samplers`)."""
     if url != AUTO:
         yield url
         return
+    from aoi.models.vllm_launch import SCORING_FLAGS
     from aoi.models.vllm_server import ManagedServer
 
     dtype = "bfloat16" if str(device).startswith("cuda") else "float32"
