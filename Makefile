@@ -42,8 +42,8 @@ setup: $(BIN)/aoi
 demo: setup
 	$(BIN)/aoi run k8s_target_port-misconfig-mitigation-1 --model expert
 
-test: setup  # the suite on two workers (pytest-xdist)
-	$(BIN)/python -m pytest -q -n 2
+test: setup  # the suite on two workers (pytest-xdist); the 25 slowest tests listed (tests/conftest.py's LONGEST_FIRST)
+	$(BIN)/python -m pytest -q -n 2 --durations=25
 
 lint: setup  # ruff rules and the import layers: [tool.ruff] and [tool.importlinter] in pyproject.toml
 	$(BIN)/ruff check
