@@ -30,6 +30,7 @@ starts: the rates are over the training loop only).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -137,23 +138,19 @@ def main() -> None:
             **{f"async S={s}": ("async", 1, s) for s in (1, 2, 4)},
             f"async S=1 N={args.max_samplers}": ("async", args.max_samplers, 1)}
     chosen = [label for label in plan if label.split(" N=")[0] in args.modes or label in args.modes]
-    server = None
-    if args.serve:
-        from aoi.echo.serve import PolicyServer, Running
+    with contextlib.ExitStack() as stack:
+        if args.serve:
+            from aoi.echo.serve import PolicyServer, Running
 
-        server = Running(PolicyServer(args.base))
-        args.sampler_url = server.url
-    elif args.sampler_url == "vllm":  # one managed vLLM server for every mode (fp32, as the trainer on CPU)
-        from aoi.models.vllm_server import ManagedServer
+            server = Running(PolicyServer(args.base))
+            stack.callback(server.close)
+            args.sampler_url = server.url
+        else:  # `vllm`: one managed vLLM server for every mode, as `aoi train grpo --sampler-url vllm` starts it
+            from aoi.train.served import sampler_server
 
-        server = ManagedServer(base=args.base, dtype="float32", memory=0.2).start()
-        args.sampler_url = server.url
-    try:
+            args.sampler_url = stack.enter_context(sampler_server(args.sampler_url, args.base))
         runs = {label: run(args, data, work, label.replace(" ", "-").replace("=", ""), plan[label][0],
                            samplers=plan[label][1], staleness=plan[label][2]) for label in chosen}
-    finally:
-        if server is not None:
-            (server.close if args.serve else server.stop)()
     report(args, runs)
     if args.results:
         keep(args, runs)
