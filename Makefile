@@ -31,7 +31,7 @@ endif
 	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
 	touch $@
 
-.PHONY: setup demo test lint vllm
+.PHONY: setup demo test test-slow lint vllm
 vllm: $(VLLM_VENV)/.installed-$(VLLM)
 
 # compiles what changed since: an editable install leaves the package uncompiled, and where PYTHONDONTWRITEBYTECODE is
@@ -42,8 +42,11 @@ setup: $(BIN)/aoi
 demo: setup
 	$(BIN)/aoi run k8s_target_port-misconfig-mitigation-1 --model expert
 
-test: setup  # the suite on two workers (pytest-xdist); the 25 slowest tests listed (tests/conftest.py's LONGEST_FIRST)
-	$(BIN)/python -m pytest -q -n 2 --durations=25
+test: setup  # the suite on two workers (pytest-xdist) but the slow files; the 25 slowest tests listed
+	$(BIN)/python -m pytest -q -n 2 -m "not slow" --durations=25
+
+test-slow: setup  # the files marked slow (the learning benchmark, the vLLM servers): CI runs them after make test
+	$(BIN)/python -m pytest -q -n 2 -m slow --durations=10
 
 lint: setup  # ruff rules and the import layers: [tool.ruff] and [tool.importlinter] in pyproject.toml
 	$(BIN)/ruff check

@@ -19,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "learning.py"
 KILLED_IN = "eval-sft"  # the phase the first run is killed in, once it recorded an episode
+pytestmark = pytest.mark.slow
 FIELDS = {"command", "commit", "machine", "load_average", "size", "settings", "seed", "keys", "phase_seconds",
           "phases_missing", "table", "curve", "training", "chart", "work", "rebuild"}
 

@@ -28,7 +28,7 @@ from aoi.models.testing import vllm_python
 from .conftest import SMALL
 
 PYTHON, WHY = vllm_python()
-pytestmark = pytest.mark.skipif(PYTHON is None, reason=f"no vLLM python found ({WHY})")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(PYTHON is None, reason=f"no vLLM python found ({WHY})")]
 AOI = str(Path(sys.executable).with_name("aoi"))
 TOLERANCE = 1e-4  # nats per token between the fp32 server and the fp32 trainer (measured: at most 9.5e-7)
 

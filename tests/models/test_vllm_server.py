@@ -26,6 +26,7 @@ from ..train.conftest import DETECTION, MITIGATION, export
 
 PYTHON, WHY = vllm_python()
 needs_vllm = pytest.mark.skipif(PYTHON is None, reason=f"no vLLM python found ({WHY})")
+pytestmark = pytest.mark.slow
 AOI = str(Path(sys.executable).with_name("aoi"))
 ASK = [{"role": "system", "content": "You are the Observer."},
        {"role": "user", "content": "Is there a fault?\n" + choices_line("detection", ["Yes", "No"])}]
