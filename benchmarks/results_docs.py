@@ -2,7 +2,8 @@
 
 Each JSON file there gets a section from the renderer its name starts with (learning*.json, written by
 benchmarks/learning.py: the table per variant and held-out set, the phase times, and the learning curve drawn from
-the JSON's own curve into docs/images/NAME-curve.png). The README's block between the learning markers shows
+the JSON's own curve into docs/images/NAME-curve.png; echo*.json, written by benchmarks/echo.py --results: each
+mode's rates and its reward by step and by wall-clock). The README's block between the learning markers shows
 learning.json's headline, or says that the default run has not finished while that file does not exist.
     .venv/bin/python benchmarks/results_docs.py            # rewrite docs/results.md, its charts and the README block
     .venv/bin/python benchmarks/results_docs.py --check    # exit 1 naming what differs (tests/benchmarks runs it)
@@ -173,16 +174,38 @@ def learning_section(name: str, data: dict) -> list[str]:
     return lines
 
 
+ECHO_COLUMNS = ("steps/s", "rollouts/s", "trainer idle", "sampler idle", "staleness", "dropped", "reward", "wall")
+
+
+def echo_section(name: str, data: dict) -> list[str]:
+    """Return the section of one echo*.json: each mode's rates (reward: the mean over the run's second half; wall:
+    seconds of the training loop) and its reward by step, with the wall-clock second each step ended at."""
+    start = f" from the adapter {data['init']}" if data.get("init") else ""
+    return [f"## {name}.json: Echo's modes on one GRPO workload", "",
+            f"`{data['command']}` at commit `{data['commit']}`: base {data['base']}{start}, {data['steps']} steps of "
+            f"{data['groups']} group(s) x {data['generations']} samples, {data['cores']} cores, load average "
+            f"{data['load_average_end']:.1f} at the end.", "",
+            _row(["mode", *ECHO_COLUMNS]), _row(["---", *["---:"] * len(ECHO_COLUMNS)]),
+            *(_row([mode, *(_figure(figures[c]) for c in ECHO_COLUMNS)]) for mode, figures in data["figures"].items()),
+            "", "Reward by step (step, the second it ended: reward):", "",
+            *(f"- {mode}: " + ", ".join(f"{p['step']} ({p['wall']:.0f} s): {p['reward']:.2f}" for p in points)
+              for mode, points in data["curves"].items())]
+
+
+RENDERERS = {"learning": learning_section, "echo": echo_section}
+
+
 def page(results: dict[str, dict]) -> str:
     """Return docs/results.md."""
     lines = ["# Measured results", "",
              "Rendered by `benchmarks/results_docs.py` from the JSON files under `benchmarks/results/`: rerun it "
              "when one changes (`--check` fails, and the tests with it, while this page is stale).", ""]
     for name, data in results.items():
-        if not name.startswith("learning"):
+        render = next((section for prefix, section in RENDERERS.items() if name.startswith(prefix)), None)
+        if render is None:
             raise SystemExit(f"error: no renderer for benchmarks/results/{name}.json; add one to "
                              "benchmarks/results_docs.py")
-        lines += [*learning_section(name, data), ""]
+        lines += [*render(name, data), ""]
     if "learning" not in results:
         lines += ["## learning.json", "", NOT_YET, ""]
     return "\n".join(lines)
@@ -232,7 +255,7 @@ def expected(root: Path) -> dict[Path, str]:
 def charts(root: Path) -> dict[Path, dict]:
     """Return {chart file: the curve it draws} of every result with a learning curve (as learning.py draws one)."""
     return {root / "docs" / chart_path(name): data["curve"] for name, data in load(root).items()
-            if data["curve"]["sft_success"]}
+            if name.startswith("learning") and data["curve"]["sft_success"]}
 
 
 def stale(root: Path) -> list[str]:

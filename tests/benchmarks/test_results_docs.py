@@ -81,6 +81,20 @@ def test_the_readme_shows_the_headline_of_learning_json_and_until_then_says_it_h
     assert f"{results_docs.START}\n{results_docs.NOT_YET}\n{results_docs.END}" in without
 
 
+def test_an_echo_result_renders_each_modes_rates_and_its_reward_by_step_and_wall_clock(results_docs):
+    figures = {"steps/s": 0.011, "rollouts/s": 0.044, "trainer idle": 0.8, "sampler idle": 0.2, "staleness": 0,
+               "dropped": 0, "reward": 3.153, "wall": 718.4}
+    data = {"command": "python benchmarks/echo.py --steps 2", "commit": "abc", "base": "smollm2", "init": "",
+            "steps": 2, "groups": 1, "generations": 4, "cores": 2, "load_average_end": 5.12,
+            "figures": {"colocated": figures, "async S=1 N=2": {**figures, "dropped": 7}},
+            "curves": {"colocated": [{"step": 1, "wall": 81.1, "reward": 3.1666}, {"step": 2, "wall": 199.2,
+                                                                                  "reward": 3.14}]}}
+    text = "\n".join(results_docs.page({"echo-test": data}).splitlines())
+    assert "| colocated | 0.011 | 0.044 | 0.8 | 0.2 | 0 | 0 | 3.153 | 718.4 |" in text
+    assert "| async S=1 N=2 | 0.011 | 0.044 | 0.8 | 0.2 | 0 | 7 | 3.153 | 718.4 |" in text
+    assert "- colocated: 1 (81 s): 3.17, 2 (199 s): 3.14" in text and "load average 5.1 at the end" in text
+
+
 def test_a_result_file_without_a_renderer_is_refused(tmp_path, results_docs):
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
     (tmp_path / "benchmarks" / "results" / "other.json").write_text("{}")
