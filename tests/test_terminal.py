@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,7 @@ def test_make_test_prints_pytest_summary_line():
     # `make test` runs pytest with the Makefile's options on top of pyproject's addopts: a doubled -q hid the
     # "N passed" line.
     recipe = next(line for line in (ROOT / "Makefile").read_text().splitlines() if "-m pytest" in line)
-    options = recipe.split("-m pytest", 1)[1].split()
+    options = shlex.split(recipe.split("-m pytest", 1)[1])  # as the shell splits it: -m "not slow" is one option
     done = subprocess.run([sys.executable, "-m", "pytest", *options, "-p", "no:cacheprovider",
                            "src/aoi/evaluate/charts.py"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert re.match(r"1 passed in [\d.]+s", done.stdout.strip().splitlines()[-1]), done.stdout
