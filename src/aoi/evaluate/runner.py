@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from aoi.config import RunConfig, resolved
+from aoi.config import ROLES, RunConfig, resolved
 from aoi.env.version import ENV_VERSION
 from aoi.evaluate import pool as pools
 from aoi.evaluate.lock import run_lock
@@ -34,7 +34,7 @@ from aoi.evaluate.results import ResultsLog, check_versions, episode_key
 from aoi.evaluate.runconfig import pin_config, prepare_config
 from aoi.evaluate.summary import Summary, build_summary, read_sessions, write_summary
 from aoi.interrupts import interruptible
-from aoi.models.registry import shared_server
+from aoi.models.registry import shared_servers
 from aoi.problems import make as make_problem
 from aoi.store.sqlite import TrajectoryStore
 
@@ -188,8 +188,8 @@ def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed:
         console.print(f"nothing to run: all {len(session.selected)} episodes are in {session.log.path}")
         session.done = True
         return session.save()
-    with shared_server(config.model.spec) as spec:  # local:...+engine=vllm: one vLLM server, all workers on it
-        _drive(session, _with_spec(config, spec), max(1, min(workers, len(session.todo))), executor)
+    with shared_servers(model_specs(config)) as specs:  # local:...+engine=vllm: one vLLM server per base for all
+        _drive(session, _with_specs(config, specs), max(1, min(workers, len(session.todo))), executor)
     session.done = True  # a kill -9 never gets here: its session stays on record as interrupted
     summary = session.save()
     if summary.interrupted or summary.pending:
@@ -198,11 +198,20 @@ def _run_locked(config: RunConfig, jobs: list[Job], out_dir: Path, k: int, seed:
     return summary
 
 
-def _with_spec(config: RunConfig, spec: str) -> RunConfig:
-    """Return the config with another model spec (the same config when it is the same spec)."""
-    if spec == config.model.spec:
+def model_specs(config: RunConfig) -> list[str]:
+    """Return the specs a run's models are built from: the main model's and each role override's."""
+    overrides = (getattr(config.models, role) for role in ROLES)
+    return [config.model.spec, *(override.spec for override in overrides if override is not None)]
+
+
+def _with_specs(config: RunConfig, specs: dict[str, str]) -> RunConfig:
+    """Return the config with each model spec replaced by its entry in `specs` (the same config when none changes)."""
+    if all(specs[spec] == spec for spec in model_specs(config)):
         return config
-    return config.model_copy(update={"model": config.model.model_copy(update={"spec": spec})})
+    roles = {role: override.model_copy(update={"spec": specs[override.spec]})
+             for role in ROLES if (override := getattr(config.models, role)) is not None}
+    return config.model_copy(update={"model": config.model.model_copy(update={"spec": specs[config.model.spec]}),
+                                     "models": config.models.model_copy(update=roles)})
 
 
 def _start_pool(executor: tuple, workers: int, config: RunConfig, out_dir: Path, jobs: list[Job]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from aoi.models.base import Model, ModelError
@@ -103,17 +103,30 @@ def _on_vllm(base: str, parsed: dict, options: dict, rest: str) -> Model:
 
 
 @contextlib.contextmanager
-def shared_server(spec: str) -> Iterator[str]:
-    """Yield the spec a run's workers use: a `local:...+engine=vllm` spec without a server gets `+server=URL` of a
-    server started here (and stopped on leaving), so the workers batch on one; other specs pass unchanged."""
-    parts = vllm_parts(spec)
-    if parts is None or parts.get("server"):
-        yield spec
-        return
+def shared_servers(specs: Iterable[str]) -> Iterator[dict[str, str]]:
+    """Yield {spec: the spec a run's workers use}: each `local:...+engine=vllm` spec without a server gets
+    `+server=URL` of a server started here (one per base and dtype, stopped on leaving), so every worker and every
+    role on that base batches on one server (each adapter is loaded there by name); other specs map to themselves.
+
+    Example:
+        >>> with shared_servers(["expert", "local:smollm2+server=http://127.0.0.1:8000/v1"]) as specs:
+        ...     sorted(specs.values())
+        ['expert', 'local:smollm2+server=http://127.0.0.1:8000/v1']
+    """
     from aoi.models.vllm_server import ManagedServer
 
-    with ManagedServer(base=parts["base"], dtype=DTYPES[parts.get("dtype", "bf16")]) as server:
-        yield f"{spec}+server={server.url}"
+    with contextlib.ExitStack() as stack:
+        urls, mapped = {}, {}
+        for spec in specs:
+            parts = vllm_parts(spec)
+            if parts is None or parts.get("server"):
+                mapped[spec] = spec
+                continue
+            key = (parts["base"], DTYPES[parts.get("dtype", "bf16")])
+            if key not in urls:
+                urls[key] = stack.enter_context(ManagedServer(base=key[0], dtype=key[1])).url
+            mapped[spec] = f"{spec}+server={urls[key]}"
+        yield mapped
 
 
 def vllm_parts(spec: str) -> dict | None:
