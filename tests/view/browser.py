@@ -16,6 +16,7 @@ from pathlib import Path
 import websocket
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
+NAVIGATING = "Inspected target navigated or closed"  # CDP's error for an expression sent while a page is left
 
 
 def find_chromium() -> str | None:
@@ -78,7 +79,12 @@ class Browser:
         """Return the expression's value once it is truthy; BrowserError with the page's text when it never is."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = self.js(expression)
+            try:
+                value = self.js(expression)
+            except BrowserError as error:  # a click's navigation under way: the old page's context is gone
+                if NAVIGATING not in str(error):
+                    raise
+                value = None
             if value:
                 return value
             time.sleep(0.1)
