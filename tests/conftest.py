@@ -46,8 +46,8 @@ LONGEST_FIRST = (
     "tests/benchmarks/test_learning.py",  # the tiny learning benchmark, every phase, killed and resumed
     "tests/models/test_vllm_server.py",  # a vLLM server (aoi serve-model) and an SFT adapter for the module
     "tests/echo/test_vllm.py",  # a vLLM server for the module
-    "tests/train/test_sft_positions.py",
-    "tests/echo/test_swarm.py",
+    "tests/train/test_sft_positions.py",  # SFT runs by epochs and resumed
+    "tests/echo/test_swarm.py",  # a two-node Ray cluster
     "tests/train/test_sft.py",
     "tests/train/test_grpo.py",
     "tests/echo/test_colocated.py",

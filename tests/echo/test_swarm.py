@@ -14,6 +14,8 @@ from aoi.train.common import read_jsonl
 from ..ray_cluster import module_cluster
 from .conftest import config_file, echo_options
 
+pytestmark = pytest.mark.slow  # a two-node Ray cluster and Echo runs in it: over three minutes on two cores
+
 ray_cluster = module_cluster()
 
 

@@ -12,6 +12,8 @@ from aoi.train.dataset import DatasetError, load_view
 from aoi.train.positions import token_ids
 from aoi.train.sft import SftOptions, fitting, train_sft
 
+pytestmark = pytest.mark.slow  # SFT runs (by epochs, resumed, length-limited): over a minute on two cores
+
 
 def lengths(dataset) -> list[int]:
     rows = load_view(dataset, "sft/observer", "by_target", "train")
