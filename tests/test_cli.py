@@ -88,6 +88,28 @@ def test_twin_up_with_an_unwritable_kubeconfig_dir_names_it(tmp_path):
     clear_error(done, "cannot write to /dev/null/k: Not a directory", "--kubeconfig-dir")
 
 
+def test_twin_up_writes_admin_yaml_whole_or_not_at_all_in_a_private_folder(tmp_path):
+    """A script that waits for admin.yaml to appear (as docs/twin.md's snippet test does) never reads it empty: the
+    twin is built for seconds after the folder is checked."""
+    proc = start("twin", "up", "--kubeconfig-dir", "kube", "--port", "0", "--app", "hotel-reservation", cwd=tmp_path)
+    admin, seen = tmp_path / "kube" / "admin.yaml", []
+    try:
+        deadline = time.monotonic() + 120
+        while not seen and proc.poll() is None and time.monotonic() < deadline:
+            try:
+                seen.append(admin.read_text())
+            except FileNotFoundError:
+                time.sleep(0.005)
+        assert seen, f"admin.yaml never appeared: {proc.returncode=}"
+        assert json.loads(seen[0])["current-context"] == "aoi-twin-admin"
+        assert oct((tmp_path / "kube").stat().st_mode & 0o777) == "0o700"
+        wait_for(proc, "twin ready at")
+        assert sorted(p.name for p in (tmp_path / "kube").iterdir()) == ["admin.yaml", "executor.yaml", "probe.yaml"]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def slow_script(folder: Path, first_delay: float = 0.0) -> str:
     """Write a replay script: the Observer probes, the Probe runs one command, then answers after a minute."""
     decide = {"phase": "survey", "next": "probe", "instruction": "list the pods", "context": ""}

@@ -127,7 +127,7 @@ def twin_up(
 ) -> None:
     """Serve the twin until interrupted, following the wall clock (point kubectl at DIR/admin.yaml)."""
     from aoi.apps.catalog import APP_NAMES
-    from aoi.clierrors import path_errors, writable
+    from aoi.clierrors import path_errors, writable_folder
     from aoi.twin import build_twin
     from aoi.twin.core.clock import SimClock
     from aoi.twin.factory import WARMUP_SECONDS
@@ -138,7 +138,8 @@ def twin_up(
     if unknown:
         raise typer.BadParameter(f"unknown app {unknown[0]!r}; choose from {', '.join(APP_NAMES)}", param_hint="--app")
     with path_errors(None, "pass --kubeconfig-dir DIR in a writable place"):
-        writable(kubeconfig_dir / "admin.yaml")  # before the twin is built, not after
+        # before the twin is built, not after; admin.yaml appears only once it is whole (a script may wait for it)
+        writable_folder(kubeconfig_dir, 0o700)
     # The apps were deployed `warmup` seconds ago, so the twin's clock meets the wall clock now.
     twin = build_twin(chosen, seed=seed, clock=SimClock(time.time() - WARMUP_SECONDS))
     try:

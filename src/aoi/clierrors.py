@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -44,6 +45,20 @@ def writable(*files: str | Path) -> None:
         file.parent.mkdir(parents=True, exist_ok=True)
         with open(file, "ab"):
             pass
+
+
+def writable_folder(folder: str | Path, mode: int = 0o777) -> None:
+    """Create the folder (with `mode` if new) and check that files can be made in it, leaving no file behind (a file
+    that appears there is whole: see runtime_dirs.write_private).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> writable_folder(pathlib.Path(tempfile.mkdtemp()) / "kube", 0o700)
+    """
+    folder = Path(folder)
+    folder.mkdir(mode=mode, parents=True, exist_ok=True)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder))
 
 
 def error_line(message: str) -> None:

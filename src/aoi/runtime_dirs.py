@@ -75,25 +75,33 @@ def remove(path: str | Path) -> None:
 
 
 def write_private(path: str | Path, data: bytes) -> Path:
-    """Write a file only its owner can read or write: a new file, 0600 from the first byte, replacing any old one.
+    """Write a file only its owner can read or write: 0600 from the first byte, and whole once it is there (written
+    under a temporary name in the same folder, then renamed into place, so a reader never sees it empty or cut).
 
     Example:
         >>> folder = private_dir("doctest"); p = write_private(folder / "key", b"secret")
-        >>> oct(p.stat().st_mode & 0o777), p.read_bytes()
-        ('0o600', b'secret')
+        >>> oct(p.stat().st_mode & 0o777), p.read_bytes(), sorted(f.name for f in folder.iterdir())
+        ('0o600', b'secret', ['key'])
         >>> remove(folder)
     """
     path = Path(path)
-    # Unlink and create rather than truncate: O_EXCL follows no symlink, and ext4 flushes a truncated file on close
-    # (measured here: 2.5-4 ms per truncating write, 0.08 ms per new file; every reset writes three kubeconfigs).
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        temporary.unlink()  # a leftover of a killed writer; O_EXCL follows no symlink
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.fchmod(fd, 0o600)  # exactly 0600 whatever the umask
         os.write(fd, data)
-    finally:
+    except BaseException:
         os.close(fd)
+        temporary.unlink()
+        raise
+    os.close(fd)
+    # Unlink, then rename onto a free name: renaming over a file makes ext4 flush it (auto_da_alloc; measured here:
+    # 0.19 ms per write against 0.04 ms, and every reset writes three kubeconfigs).
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    os.rename(temporary, path)
     return path
 
 
