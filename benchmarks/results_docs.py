@@ -4,7 +4,8 @@ Each JSON file there gets a section from the renderer its name starts with (lear
 benchmarks/learning.py: the table per variant and held-out set, the phase times, and the learning curve drawn from
 the JSON's own curve into docs/images/NAME-curve.png; echo*.json, written by benchmarks/echo.py --results: each
 mode's rates and its reward by step and by wall-clock). The README's block between the learning markers shows
-learning.json's headline, or says that the default run has not finished while that file does not exist.
+learning.json's headline, table and curve, or says that the default run has not finished while that file does not
+exist.
     .venv/bin/python benchmarks/results_docs.py            # rewrite docs/results.md, its charts and the README block
     .venv/bin/python benchmarks/results_docs.py --check    # exit 1 naming what differs (tests/benchmarks runs it)
 """
@@ -212,7 +213,8 @@ def page(results: dict[str, dict]) -> str:
 
 
 def headline(data: dict | None) -> str:
-    """Return the README's learning headline: the final variants' success per held-out set beside a constant answer."""
+    """Return the README's learning block: the final variants' success per held-out set beside a constant answer,
+    then the whole table and the learning curve."""
     if data is None:
         return NOT_YET
     parts = []
@@ -221,8 +223,12 @@ def headline(data: dict | None) -> str:
         figures = ", ".join(f"{variant_name(v)} {number(f['success'])}" for v, f in rows.items())
         parts.append(f"on {name} ({next(iter(rows.values()))['episodes']} episodes each) {figures}"
                      f"{_constant(baseline(data['table'], name))}")
-    return (f"AIOpsLab success of the {data['size']} run (base `{data['settings']['base']}`, commit "
-            f"`{data['commit'][:12]}`): " + "; ".join(parts) + ".")
+    lines = [f"AIOpsLab success of the {data['size']} run (base `{data['settings']['base']}`, commit "
+             f"`{data['commit'][:12]}`): " + "; ".join(parts) + ".", "", *table_lines(data["table"])]
+    if data["curve"]["sft_success"]:
+        lines += ["", f"![Held-out-target success by training step (SFT, then GRPO) above GRPO's reward by step]"
+                      f"(docs/{chart_path('learning')})"]
+    return "\n".join(lines)
 
 
 def _constant(figures: dict) -> str:

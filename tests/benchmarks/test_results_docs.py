@@ -77,6 +77,7 @@ def test_the_readme_shows_the_headline_of_learning_json_and_until_then_says_it_h
     assert ("on held-out targets (8 episodes each) base 0.500, SFT 0.250, SFT+GRPO 0.250, expert 0.750 (a constant "
             "answer: analysis 1.000, detection 1.000, localization 1.000)") in readme
     assert results_docs.NOT_YET not in readme
+    assert "| SFT+GRPO | held-out targets | 8 |" in readme and "](docs/images/learning-curve.png)" in readme
     without = (repository(tmp_path / "without") / "README.md").read_text()
     assert f"{results_docs.START}\n{results_docs.NOT_YET}\n{results_docs.END}" in without
 
