@@ -41,6 +41,16 @@ def test_sft_rows_pair_the_messages_sent_with_the_decision():
     assert row["success"] is True and row["strict_success"] is True and row["task_type"] == "localization"
 
 
+def test_sft_targets_are_json_replies_without_whitespace_as_a_local_model_writes_them():
+    teacher = '{"next": "submit", "answer": {"system_level": "Application", "fault_type": "Code Defect"}}'
+    traj = episode(decision(teacher, 1))
+    observer, probe = ([r["completion"][0]["content"] for r in sft_rows(traj) if r["role"] == role]
+                       for role in ("observer", "probe"))
+    assert observer == ['{"next":"submit","answer":{"system_level":"Application","fault_type":"Code Defect"}}']
+    assert probe == ["probe call 0"]  # not JSON: as written
+    assert rl_rows(traj)[0]["completion"][0]["content"] == teacher  # a reference, not a target: as played
+
+
 def test_sft_leaves_out_malformed_and_failed_calls_but_keeps_their_index():
     traj = episode(decision("not json", 1, "format_error"), decision("", 2, "error"), decision("d2", 3))
     observer = [r for r in sft_rows(traj) if r["role"] == "observer"]

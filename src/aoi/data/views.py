@@ -78,14 +78,37 @@ def _outcome(traj: Trajectory) -> dict:
 
 
 def sft_rows(traj: Trajectory) -> list[dict]:
-    """Return one SFT row per clean model call (status in KEEP, text not empty) of every role, in step order."""
+    """Return one SFT row per clean model call (status in KEEP, text not empty) of every role, in step order; a JSON
+    reply is the target in the form a local model can write (`as_written_locally`)."""
     shared, rows = {**episode_fields(traj), **_outcome(traj)}, []
     for role in dict.fromkeys(_text(step.role) for step in traj.steps):
         for index, step in model_calls(traj, role):
             if step.status in KEEP and step.text.strip():
-                rows.append({"prompt": chat(step.messages), "completion": [{"role": "assistant", "content": step.text}],
-                             "role": role, **shared, "decision_index": index})
+                reply = [{"role": "assistant", "content": as_written_locally(step.text)}]
+                rows.append({"prompt": chat(step.messages), "completion": reply, "role": role, **shared,
+                             "decision_index": index})
     return rows
+
+
+def as_written_locally(text: str) -> str:
+    """Return a JSON reply without whitespace between its tokens, else the text as it is.
+
+    A local model on vLLM writes its JSON under a grammar that allows no whitespace outside strings (the managed
+    server's `disable_any_whitespace`: aoi.models.vllm_launch), so that is the form it must learn. The teachers
+    write `json.dumps`'s ", " and ": "; a model trained on those, made to skip the space, wrote `"}{"` as its every
+    instruction (the second default run of benchmarks/learning.py, docs/training.md).
+
+    Example:
+        >>> as_written_locally('{"next": "probe", "instruction": "list pods: all, then events"}')
+        '{"next":"probe","instruction":"list pods: all, then events"}'
+        >>> as_written_locally("The pods are healthy."), as_written_locally('[1, 2]')
+        ('The pods are healthy.', '[1, 2]')
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else text
 
 
 def replayable(traj: Trajectory) -> list[Step]:
