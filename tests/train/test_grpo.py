@@ -55,6 +55,17 @@ def test_constrained_sampling_makes_every_sample_a_parsable_decision(run):
     assert [(line["rewards/format/mean"], line["rewards/format/std"]) for line in lines] == [(1.0, 0.0)] * 2
 
 
+def test_every_sample_is_logged_with_its_state_decision_and_outcome(run):
+    options, manifest = run
+    lines = read_jsonl(options.out / "samples.jsonl")
+    assert [line["step"] for line in lines] == [0, 1]  # one batch per optimizer step, drawn before it
+    for line in lines:
+        assert len(line["samples"]) == 2  # a group of num_generations
+        assert len({(s["problem_id"], s["target"], s["seed"], s["decision_index"]) for s in line["samples"]}) == 1
+        assert all(json.loads(s["decision"])["next"] and isinstance(s["success"], bool) for s in line["samples"])
+    assert sum(len(line["samples"]) for line in lines) >= manifest["metrics"]["episodes_played"]  # repeats: played once
+
+
 def test_aoi_report_draws_the_run_by_step_and_wall_clock(run, tmp_path):
     from aoi.evaluate.training import write_training_report
 

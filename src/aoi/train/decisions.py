@@ -9,11 +9,15 @@ the prefix, play it, the Finisher ends the episode); its `Outcome` rides along i
 the reward terms of aoi.train.rewards read. TRL hands the rollout only the prompts, and a prompt does not name its
 state (a detection task's first prompt is the same for every target of a problem), so the trainer `rows_trainer`
 builds keeps each batch's dataset rows where the rollout reads them (`batch_rows`).
+With a `log` path each batch appends a line there: the optimizer step and, per sample, its state, decision text and
+outcome (why a group's rewards were all equal: the same decision drawn G times, or different ones that ended alike).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from aoi.train.rollouts import OutcomeCache
@@ -51,10 +55,11 @@ def batch_rows(trainer: Any, prompts: list) -> list[dict]:
     return rows
 
 
-def decision_rollout(draw: Callable, cache: OutcomeCache) -> Callable:
+def decision_rollout(draw: Callable, cache: OutcomeCache, log: Path | None = None) -> Callable:
     """Return TRL's rollout_func: `draw` samples one decision per prompt, each is played at its row's state.
 
-    Its answer is `draw`'s (prompt ids, completion ids, log-probs) plus `outcome`, one Outcome per sample.
+    Its answer is `draw`'s (prompt ids, completion ids, log-probs) plus `outcome`, one Outcome per sample; with
+    `log`, each batch's samples are appended there (`log_samples`).
 
     Example:
         >>> from aoi.train.sampling import local_draws
@@ -68,9 +73,22 @@ def decision_rollout(draw: Callable, cache: OutcomeCache) -> Callable:
         drawn = draw(prompts, trainer)
         texts = trainer.processing_class.batch_decode(drawn["completion_ids"], skip_special_tokens=True)
         outcomes = [cache.decision(row, text, expect=prompt) for row, text, prompt in zip(rows, texts, prompts)]
+        if log is not None:
+            log_samples(log, trainer.state.global_step, rows, texts, outcomes)
         return {**drawn, "outcome": outcomes}
 
     return rollout
+
+
+def log_samples(log: Path, step: int, rows: list[dict], texts: list[str], outcomes: list) -> None:
+    """Append one batch's line to `log`: the step and, per sample, its state, decision and outcome."""
+    samples = [{"problem_id": row["problem_id"], "target": row.get("target") or "", "seed": row.get("seed"),
+                "decision_index": row.get("decision_index"), "decision": text, "success": outcome.success,
+                "evidence": outcome.evidence, "error": outcome.error}
+               for row, text, outcome in zip(rows, texts, outcomes)]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as out:
+        out.write(json.dumps({"step": step, "samples": samples}) + "\n")
 
 
 def trl_generation(prompts: list, trainer: Any) -> dict:

@@ -229,7 +229,7 @@ def _rollout(options: GrpoOptions, cache: OutcomeCache) -> Callable:
                                 options.constrained)
     from aoi.train.decisions import decision_rollout
 
-    return decision_rollout(_draws(options), cache)
+    return decision_rollout(_draws(options), cache, log=Path(options.out) / "samples.jsonl")
 
 
 def _draws(options: GrpoOptions) -> Callable:
