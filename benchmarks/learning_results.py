@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 FORCED = ("forced_submit", "forced")  # the row field `aoi eval` marks a forced submit with (the first one present)
+STATE = ("problem_id", "target", "seed", "decision_index")  # what names a GRPO sample's state in samples.jsonl
 
 
 def rows(run: str | Path) -> list[dict]:
@@ -99,9 +100,29 @@ def curve(results: dict, sft_points: dict[str, int], grpo_points: dict[str, int]
     zero_std = [(line["step"], line["frac_reward_zero_std"]) for line in grpo_lines if "frac_reward_zero_std" in line]
     losses = _latest_per_step(_jsonl(work / "sft" / "metrics.jsonl"), "train/loss_first")
     return {"sft_success": sorted(sft), "grpo_success": sorted(grpo), "grpo_reward": rewards,
-            "grpo_frac_reward_zero_std": zero_std, "sft_steps": last,
+            "grpo_frac_reward_zero_std": zero_std, "grpo_groups": groups(_jsonl(work / "grpo" / "samples.jsonl")),
+            "sft_steps": last,
             "sft_position_losses": [{k: v for k, v in line.items() if k == "step" or "/loss_" in k}
                                     for line in losses]}
+
+
+def groups(batches: list[dict]) -> dict:
+    """Return GRPO's groups counted from its samples.jsonl: all, those whose samples all succeeded or all failed
+    (flat: no gradient from the success terms), and the flat ones whose samples were one decision drawn G times.
+
+    Example:
+        >>> a, b = {"decision": "a", "success": True}, {"decision": "b", "success": True}
+        >>> groups([{"step": 0, "samples": [a, a]}, {"step": 1, "samples": [a, b]}])
+        {'groups': 2, 'flat_success': 2, 'flat_one_decision': 1}
+    """
+    latest = {line["step"]: line["samples"] for line in batches}  # a resumed run draws its steps again
+    found = defaultdict(list)
+    for step, samples in latest.items():
+        for sample in samples:
+            found[(step, *(sample.get(k) for k in STATE))].append(sample)
+    flat = [g for g in found.values() if len({s["success"] for s in g}) == 1]
+    return {"groups": len(found), "flat_success": len(flat),
+            "flat_one_decision": sum(len({s["decision"] for s in g}) == 1 for g in flat)}
 
 
 def _latest_per_step(lines: list[dict], key: str) -> list[dict]:

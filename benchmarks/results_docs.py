@@ -149,6 +149,11 @@ def training_lines(data: dict) -> list[str]:
             losses = ", ".join(f"{k} {_figure(v)} → {_figure(end.get(k))}" for k, v in start.items() if k != "step")
             lines.append(f"- SFT loss per decision position, step {start['step']} → step {end['step']}: {losses}")
     curve = data["curve"]
+    found = curve.get("grpo_groups") or {}
+    if found.get("groups"):
+        lines.append(f"- GRPO groups (samples.jsonl): {found['groups']}, of which {found['flat_success']} had the same "
+                     f"success in every sample, {found['flat_one_decision']} of those being one decision drawn "
+                     "every time")
     lines += [f"- {label}: " + ", ".join(f"{x}: {number(y)}" for x, y in curve[key])
               for key, label in CURVES.items() if curve[key]]
     return lines

@@ -93,6 +93,8 @@ def test_the_results_json_has_every_field_and_figure(resumed):
     steps, points = curve["sft_steps"], [x for x, _ in curve["sft_success"]]
     assert points[0] == 0 and points[2] == steps and abs(points[1] - steps / 2) <= 0.5  # the checkpoint nearest 50%
     assert curve["grpo_reward"] and curve["sft_position_losses"][0]["step"] == 0
+    groups = curve["grpo_groups"]  # one group of G samples per GRPO step (tiny: 1 step)
+    assert groups["groups"] == 1 and 0 <= groups["flat_one_decision"] <= groups["flat_success"] <= 1
     assert Path(data["chart"]).read_bytes()[:4] == b"\x89PNG"
 
 

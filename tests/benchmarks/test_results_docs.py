@@ -67,6 +67,7 @@ def test_a_learning_result_renders_every_variant_set_phase_and_the_curve(tmp_pat
     assert "| SFT at 50% of its steps | held-out targets | 8 | 0.250 | 0.000 | 0.000 |" in page
     assert "| constant answer | held-out targets | problems: 4 | n/a | - | n/a |" in page
     assert all(f"| {phase} | {seconds:.0f} |" in page for phase, seconds in data["phase_seconds"].items())
+    assert "- GRPO groups (samples.jsonl): 1, of which 1 had the same success in every sample, 0 of those" in page
     assert "](images/learning-curve.png)" in page
     assert (root / "docs" / "images" / "learning-curve.png").read_bytes()[:4] == b"\x89PNG"
 
