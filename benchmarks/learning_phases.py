@@ -60,6 +60,7 @@ def teacher(work: Path, keys: list[str], folder: str, size: Size, attempts: int 
     config = load_config(overrides={"model": "expert", "env.max_steps": size.episode_steps,
                                     "agent.decision_format": "compact"}, environ={})
     generate(pairs(keys), work / folder, config, k=attempts, workers=size.workers)
+    _check_complete(work / folder, len(keys) * attempts)  # an interrupted `generate` returns without raising
     return {"episodes": len(keys) * attempts}
 
 
