@@ -13,7 +13,8 @@ phase it was in (evaluations keep their finished episodes; SFT and GRPO continue
   sft          SFT by epochs from the base; loss per decision position (first apart) on train and held-out rows;
                checkpoints at the curve's shares
   grpo         GRPO from the SFT adapter (per-decision rollouts in the twin) on teacher-grpo's states, checkpoints at
-               the curve's shares
+               the curve's shares; default size: only the states where the SFT adapter's own first group ends with
+               different rewards (`rollout: {varied_states: true}`, WORK/grpo/states.jsonl)
   eval-base, eval-sft@P, eval-sft, eval-grpo@P, eval-grpo, eval-expert
                `aoi eval` of each variant on the same keys and seeds: held-out targets (by_target test; detection
                half no-fault problems) and, for base, SFT, SFT+GRPO and the expert, held-out families (by_family

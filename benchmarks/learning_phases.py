@@ -95,7 +95,7 @@ def sft(work: Path, size: Size, seed: int, device: str = "cpu") -> dict:
 
 def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") -> dict:
     """GRPO from the SFT adapter on `device`, on the states of WORK/grpo-data (keys SFT never saw), checkpoints at the
-    curve's shares; resumes from the newest checkpoint.
+    curve's shares; resumes from the newest checkpoint (and, with `size.varied_states`, from the states drawn).
 
     With the vLLM engine the groups are drawn on a managed vLLM server (`--sampler-url vllm`: each new adapter is
     loaded there before the next group); the trainer stays on torch."""
@@ -109,7 +109,7 @@ def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") ->
     settings = {"grpo": {"num_generations": size.group, "learning_rate": size.grpo_lr,
                          "max_completion_length": size.max_new_tokens, "save_steps": every,
                          "save_total_limit": None},
-                "rollout": {"episode_steps": size.episode_steps}}
+                "rollout": {"episode_steps": size.episode_steps, "varied_states": size.varied_states}}
     config.write_text(json.dumps(settings, indent=1) + "\n")
     manifest = train_grpo(GrpoOptions(data=work / "grpo-data", out=out, init=work / "sft", max_steps=size.grpo_steps,
                                       seed=seed, config=config, resume=resume,

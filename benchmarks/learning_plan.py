@@ -38,6 +38,7 @@ class Size:
     grpo_lr: float
     grpo_curve: tuple[float, ...]
     group: int  # GRPO samples per state
+    varied_states: bool  # GRPO trains only on the states whose first `group` draws end with different rewards
     max_new_tokens: int  # tokens per Observer decision
     max_iterations: int  # Observer decisions per episode
     episode_steps: int  # environment actions per episode
@@ -47,16 +48,16 @@ class Size:
 SIZES = {
     "tiny": Size(base="tiny", teacher_keys=1, no_fault_attempts=1, grpo_keys=1, loss_keys=1, targets_per_type=1,
                  family_keys=1, seeds=2, sft_epochs=1, sft_lr=5e-3, sft_max_length=None, sft_curve=(0.5, 1.0),
-                 grpo_steps=1, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, max_new_tokens=24, max_iterations=2,
-                 episode_steps=20, workers=2),
+                 grpo_steps=1, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, varied_states=False, max_new_tokens=24,
+                 max_iterations=2, episode_steps=20, workers=2),
     "quick": Size(base="smollm2", teacher_keys=12, no_fault_attempts=2, grpo_keys=4, loss_keys=2, targets_per_type=2,
                   family_keys=2, seeds=2, sft_epochs=2, sft_lr=2e-4, sft_max_length=2048, sft_curve=(0.5, 1.0),
-                  grpo_steps=2, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, max_new_tokens=192, max_iterations=6,
-                  episode_steps=15, workers=2),
+                  grpo_steps=2, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, varied_states=False, max_new_tokens=192,
+                  max_iterations=6, episode_steps=15, workers=2),
     "default": Size(base="smollm2", teacher_keys=60, no_fault_attempts=6, grpo_keys=20, loss_keys=6,
                     targets_per_type=5, family_keys=10, seeds=2, sft_epochs=3, sft_lr=2e-4, sft_max_length=3072,
                     sft_curve=(0.25, 0.5, 1.0), grpo_steps=30, grpo_lr=1e-4, grpo_curve=(0.5, 1.0), group=4,
-                    max_new_tokens=256, max_iterations=10, episode_steps=30, workers=2),
+                    varied_states=True, max_new_tokens=256, max_iterations=10, episode_steps=30, workers=2),
 }
 
 

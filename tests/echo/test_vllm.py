@@ -218,3 +218,20 @@ def _counters(url: str) -> float:
         lines = answer.read().decode().splitlines()
     return sum(float(line.rsplit(" ", 1)[1]) for line in lines
                if line.startswith('http_requests_total{handler="/v1/completions"') and 'status="2xx"' in line)
+
+
+def test_grpo_draws_its_varied_states_on_vllm_without_scoring_them(server, base, dataset, tmp_path):
+    config = tmp_path / "grpo.yaml"
+    config.write_text(yaml.safe_dump({"grpo": SMALL, "rollout": {"varied_states": True}}))
+    out = tmp_path / "grpo"
+    before = _counters(server.url)
+    done = subprocess.run([AOI, "train", "grpo", "--data", str(dataset), "--out", str(out), "--base", str(base),
+                           "--max-steps", "1", "--config", str(config), "--sampler-url", server.url],
+                          capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    states = [json.loads(line) for line in (out / "states.jsonl").read_text().splitlines()]
+    served = [json.loads(line) for line in (out / "served.jsonl").read_text().splitlines()]
+    assert [line["scored"] for line in served] == [False] * len(states) + [True]  # each state's group, then step 0
+    assert all(len(line["decisions"]) == SMALL["num_generations"] for line in states)
+    assert _counters(server.url) - before == len(states) * 2 + 2 * 2  # unscored draws; then draw + score

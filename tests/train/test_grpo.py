@@ -121,3 +121,47 @@ def test_config_mistakes_are_named(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
         _validate(read_config(GrpoOptions(data=tmp_path, out=tmp_path, config=path)))
+
+
+def test_varied_states_keeps_the_states_whose_draws_end_differently(dataset, tmp_path):
+    from aoi.train.dataset import load_view
+    from aoi.train.decisions import varied_rows
+    from aoi.train.rewards import DEFAULT_WEIGHTS
+    from aoi.train.rollouts import OutcomeCache
+
+    rows = load_view(dataset, "rl", "by_target").select([0, 1])
+    teacher = [row["completion"][0]["content"] for row in load_view(dataset, "sft/observer", "by_target")]
+    submit = teacher[-1]  # the expert's final submission, drawn at the first state too: nothing is fixed yet
+    draws = {0: [teacher[0], submit], 1: [teacher[1], teacher[1]]}  # the second state: one decision drawn twice
+
+    class Trainer:
+        batch_rows = None
+
+    def texts(prompts, trainer):
+        return draws[trainer.batch_rows[0]["decision_index"]]
+
+    log = tmp_path / "states.jsonl"
+    kept = varied_rows(rows, texts, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS, log=log)
+    lines = read_jsonl(log)
+    assert [line["varied"] for line in lines] == [True, False] and lines[1]["decisions"] == [teacher[1]] * 2
+    assert len(set(lines[0]["rewards"])) == 2 and [row["decision_index"] for row in kept] == [0]
+    # a second call reads the log: nothing is drawn again
+    assert len(varied_rows(rows, None, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS, log=log)) == 1
+    with pytest.raises(RuntimeError, match="none of the 1 states"):
+        varied_rows(rows.select([1]), texts, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS,
+                    log=tmp_path / "flat.jsonl")
+
+
+def test_grpo_on_varied_states_trains_only_on_them_and_reuses_the_draws_on_resume(dataset, tmp_path):
+    path = config_file(tmp_path, rollout={"varied_states": True})
+    options = GrpoOptions(data=dataset, out=tmp_path / "out", max_steps=1, config=path)
+    manifest = train_grpo(options)
+    states = read_jsonl(options.out / "states.jsonl")
+    varied = [line for line in states if line["varied"]]
+    assert len(states) == manifest["metrics"]["states_recorded"] and manifest["varied_states"]
+    assert manifest["metrics"]["states"] == len(varied) >= 1
+    trained = {(s["problem_id"], s["decision_index"]) for line in read_jsonl(options.out / "samples.jsonl")
+               for s in line["samples"]}
+    assert trained <= {(line["problem_id"], line["decision_index"]) for line in varied}
+    train_grpo(GrpoOptions(**{**options.__dict__, "max_steps": 2, "resume": True}))
+    assert read_jsonl(options.out / "states.jsonl") == states  # the states' draws were read, not drawn again

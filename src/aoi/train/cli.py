@@ -31,7 +31,8 @@ GRPO_BASE = typer.Option(None, "--base", help="Base without --init: tiny, smollm
                          "tiny).")
 GRPO_MAX_STEPS = typer.Option(20, "--max-steps", min=1, help="Optimizer steps.")
 CONFIG = typer.Option(None, "--config", help="YAML/JSON file: grpo (GRPOConfig fields: loss_type, beta, "
-                      "num_generations...), rewards (weights), rollout (mode: per_decision|whole_episode), lora.")
+                      "num_generations...), rewards (weights), rollout (mode: per_decision|whole_episode, constrained, "
+                      "varied_states: train on the states whose draws end differently), lora.")
 SAMPLER_URL = typer.Option(None, "--sampler-url", help="Draw the groups on this vLLM server (`aoi serve-model --base "
                            "BASE`, e.g. http://127.0.0.1:8000/v1), or `vllm` to start one for the run; it loads each "
                            "new adapter version (--engine echo: every sampler draws there). Default: sample in this "

@@ -11,6 +11,11 @@ state (a detection task's first prompt is the same for every target of a problem
 builds keeps each batch's dataset rows where the rollout reads them (`batch_rows`).
 With a `log` path each batch appends a line there: the optimizer step and, per sample, its state, decision text and
 outcome (why a group's rewards were all equal: the same decision drawn G times, or different ones that ended alike).
+
+A group whose rewards are all equal has no advantage: TRL trains on it and nothing changes (`frac_reward_zero_std`).
+After SFT most states are such: the policy draws one decision G times, or any decision ends alike (the evidence
+already in the prompt decides the answer). `varied_rows` keeps the states where the starting policy's own G draws
+end with different rewards (DAPO's dynamic sampling, done once before training instead of at every step).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from aoi.train.common import read_jsonl
+from aoi.train.rewards import term_values, weighted
 from aoi.train.rollouts import OutcomeCache
 
 
@@ -89,6 +96,44 @@ def log_samples(log: Path, step: int, rows: list[dict], texts: list[str], outcom
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a") as out:
         out.write(json.dumps({"step": step, "samples": samples}) + "\n")
+
+
+def varied_rows(rows: Any, texts: Callable, trainer: Any, cache: OutcomeCache, *, group: int, weights: dict,
+                log: Path) -> Any:
+    """Return the rows at which `group` decisions drawn by `texts(prompts, trainer)` end with different rewards.
+
+    Each row's draws, rewards and verdict are appended to `log` as they are made; a row already there is not drawn
+    again (a killed run resumes, a resumed training finds the same rows). An error says so when no row is varied.
+
+    Example:
+        >>> kept = varied_rows(rows, texts, trainer, OutcomeCache(), group=4, weights=DEFAULT_WEIGHTS,
+        ...                    log=Path("runs/grpo/states.jsonl"))  # doctest: +SKIP
+    """
+    done = {line["row"]: line for line in (read_jsonl(log) if log.is_file() else [])}
+    for index, row in enumerate(rows):
+        state = {"problem_id": row["problem_id"], "target": row.get("target") or "", "seed": row.get("seed"),
+                 "decision_index": row.get("decision_index")}
+        if index in done and {key: done[index][key] for key in state} != state:
+            raise RuntimeError(f"{log} was written for other states (its row {index} is not {state}); delete it "
+                               "to draw them afresh")
+        if index in done:
+            continue
+        prompts = [row["prompt"]] * group
+        trainer.batch_rows = [row] * group
+        decisions = texts(prompts, trainer)
+        rewards = [round(weighted(term_values(cache.decision(row, text, expect=row["prompt"])), weights), 6)
+                   for text in decisions]
+        done[index] = {"row": index, **state, "decisions": decisions, "rewards": rewards,
+                       "varied": len(set(rewards)) > 1}
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as out:
+            out.write(json.dumps(done[index]) + "\n")
+    kept = [index for index in range(len(rows)) if done[index]["varied"]]
+    if not kept:
+        raise RuntimeError(f"none of the {len(rows)} states gave {group} draws with different rewards ({log} has "
+                           "them): GRPO would learn nothing; raise grpo.temperature or num_generations, or use "
+                           "states the policy gets wrong sometimes")
+    return rows.select(kept)
 
 
 def trl_generation(prompts: list, trainer: Any) -> dict:

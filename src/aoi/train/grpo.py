@@ -11,6 +11,9 @@ outcome to the reward functions (aoi.train.rewards: plain functions of the `outc
   shared by its decisions (aoi.train.episodes).
 Decisions are sampled masked to the Observer's schema (`rollout.constrained`, default true; aoi.train.sampling), so
 every sample parses; `constrained: false` draws per-decision samples by TRL's own generation.
+With `rollout: {varied_states: true}` (per_decision) training keeps only the states where the starting policy's own
+G draws end with different rewards (aoi.train.decisions.varied_rows; each state's draws in OUT/states.jsonl): a
+group whose rewards are all equal teaches nothing.
 With `--sampler-url URL` (or `vllm`: one started for the run) per-decision groups are drawn on a vLLM server that
 loads the trainer's adapter after each optimizer step (aoi.train.served_rollout); the trainer stays on torch.
 """
@@ -77,6 +80,7 @@ class GrpoOptions:
     episode_steps: int = 30  # the environment's step budget per episode
     episode_iterations: int | None = None  # whole_episode only: cap on the policy's decisions (None: the config's)
     sampler_url: str | None = None  # draw per-decision groups on this vLLM server ("vllm": start one; None: here)
+    varied_states: bool = False  # per_decision: train only on states whose first G draws end with different rewards
     weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     grpo: dict = field(default_factory=dict)
     lora: Lora = field(default_factory=Lora)
@@ -107,6 +111,7 @@ def read_config(options: GrpoOptions) -> GrpoOptions:
                           or options.weights, "mode": rollout.get("mode", options.mode),
                           "episode_steps": rollout.get("episode_steps", options.episode_steps),
                           "constrained": rollout.get("constrained", options.constrained),
+                          "varied_states": rollout.get("varied_states", options.varied_states),
                           "episode_iterations": rollout.get("max_iterations", options.episode_iterations),
                           "lora": Lora(**data["lora"]) if data.get("lora") else options.lora})
 
@@ -138,16 +143,21 @@ def train_grpo(options: GrpoOptions) -> dict:
     digest = data_sha256(options.data)
     rows = _rows(options)
     cache = OutcomeCache(max_steps=options.episode_steps)
-    trainer = _trainer(options, rows, cache, device_args)
+    draws = _draws(options) if options.mode == "per_decision" else None
+    trainer = _trainer(options, rows, cache, device_args, draws)
     started = time.perf_counter()
+    if options.varied_states:
+        trainer.train_dataset = _varied(options, trainer, rows, cache, draws)
     result = trainer.train(resume_from_checkpoint=True if options.resume else None)
     wall = time.perf_counter() - started
     trainer.model.save_pretrained(str(options.out))
     return write_manifest(options.out, base=_base_identity(options), data_sha256=digest, split=options.split,
                           role=options.role, hyper_parameters=_hyper(options, trainer.args),
-                          metrics=_metrics(options, result, wall, cache), kind="grpo",
+                          metrics={**_metrics(options, result, wall, cache), "states": len(trainer.train_dataset),
+                                   "states_recorded": len(rows)}, kind="grpo",
                           extra={"init": _init_version(options), "mode": options.mode, "device": options.device,
-                                 "constrained": options.constrained, "sampler_url": options.sampler_url})
+                                 "constrained": options.constrained, "sampler_url": options.sampler_url,
+                                 "varied_states": options.varied_states})
 
 
 def _validate(options: GrpoOptions) -> None:
@@ -162,6 +172,12 @@ def _validate(options: GrpoOptions) -> None:
                          "or false (TRL's own generation)")
     if options.sampler_url and options.mode != "per_decision":
         raise ValueError("--sampler-url draws per_decision groups; whole_episode rollouts sample in this process")
+    if not isinstance(options.varied_states, bool):
+        raise ValueError(f"rollout.varied_states is {options.varied_states!r}; use true (train on the states whose "
+                         "draws end differently) or false (every recorded state)")
+    if options.varied_states and options.mode != "per_decision":
+        raise ValueError("rollout.varied_states chooses per_decision states; whole_episode rollouts start at the "
+                         "episodes' starts")
     length = grpo_settings(options.grpo)["max_completion_length"]
     if options.constrained and length < MIN_DECISION_TOKENS:
         raise ValueError(f"grpo.max_completion_length {length} is too short for a decision that "
@@ -178,7 +194,7 @@ def _rows(options: GrpoOptions) -> Any:
     return rows
 
 
-def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict) -> Any:
+def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict, draws: Callable | None) -> Any:
     """Build the GRPOTrainer: base (+ the init adapter or a fresh LoRA), rewards, rollouts, metric sinks."""
     from trl import GRPOConfig
 
@@ -191,7 +207,8 @@ def _trainer(options: GrpoOptions, rows, cache: OutcomeCache, device_args: dict)
                         **device_args)
     return rows_trainer()(model=model, reward_funcs=funcs, args=config, train_dataset=rows,
                           processing_class=tokenizer, peft_config=peft_config,
-                          callbacks=[*callbacks(options.out), follow_schedule()], rollout_func=_rollout(options, cache))
+                          callbacks=[*callbacks(options.out), follow_schedule()],
+                          rollout_func=_rollout(options, cache, draws))
 
 
 def follow_schedule() -> Any:
@@ -220,8 +237,8 @@ def follow_schedule() -> Any:
     return FollowSchedule()
 
 
-def _rollout(options: GrpoOptions, cache: OutcomeCache) -> Callable:
-    """Return the trainer's rollout_func: whole episodes, or one decision per sample (drawn as configured) played."""
+def _rollout(options: GrpoOptions, cache: OutcomeCache, draws: Callable | None) -> Callable:
+    """Return the trainer's rollout_func: whole episodes, or one decision per sample (by `draws`) played."""
     if options.mode == "whole_episode":
         from aoi.train.episodes import rollout_function
 
@@ -229,7 +246,20 @@ def _rollout(options: GrpoOptions, cache: OutcomeCache) -> Callable:
                                 options.constrained)
     from aoi.train.decisions import decision_rollout
 
-    return decision_rollout(_draws(options), cache, log=Path(options.out) / "samples.jsonl")
+    return decision_rollout(draws, cache, log=Path(options.out) / "samples.jsonl")
+
+
+def _varied(options: GrpoOptions, trainer: Any, rows, cache: OutcomeCache, draws: Callable) -> Any:
+    """Return the rows whose G draws by the starting policy end with different rewards (the texts only: a served
+    sampler skips its scoring requests)."""
+    from aoi.train.decisions import varied_rows
+
+    def decoded(prompts: list, trainer: Any) -> list[str]:
+        return trainer.processing_class.batch_decode(draws(prompts, trainer)["completion_ids"],
+                                                     skip_special_tokens=True)
+
+    return varied_rows(rows, getattr(draws, "texts", decoded), trainer, cache, group=trainer.args.num_generations,
+                       weights=options.weights, log=Path(options.out) / "states.jsonl")
 
 
 def _draws(options: GrpoOptions) -> Callable:
@@ -286,7 +316,7 @@ def _hyper(options: GrpoOptions, args) -> dict:
                                                             "scale_rewards", "epsilon", "num_iterations"})}
     lora = options.lora.as_dict() if options.init is None else {"from": str(options.init)}
     return {"grpo": chosen, "rewards": options.weights, "lora": lora, "mode": options.mode,
-            "constrained": options.constrained, "seed": options.seed,
+            "constrained": options.constrained, "varied_states": options.varied_states, "seed": options.seed,
             "max_steps": options.max_steps, "episode_steps": options.episode_steps,
             "episode_iterations": options.episode_iterations}
 

@@ -115,9 +115,9 @@ class ServedObserver:
     name = "policy"
 
     def __init__(self, policy: ServedPolicy, *, max_new_tokens: int = 256, temperature: float = 1.0,
-                 constrained: bool = True, seed: int = 0):
+                 constrained: bool = True, seed: int = 0, score: bool = True):
         self.policy, self.max_new_tokens, self.temperature = policy, max_new_tokens, temperature
-        self.constrained, self.seed = constrained, seed
+        self.constrained, self.seed, self.score = constrained, seed, score  # score False: no log-probs (texts only)
         self.calls: list[Draw] = []
 
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
@@ -129,7 +129,7 @@ class ServedObserver:
         ids = self.policy.generate(prompt_ids, max_tokens=self.max_new_tokens, temperature=self.temperature,
                                    seed=self.seed + len(self.calls),
                                    schema=vllm_schema(schema, self.max_new_tokens) if schema else None)
-        logprobs = self.policy.score(prompt_ids, ids)
+        logprobs = self.policy.score(prompt_ids, ids) if self.score else []
         text = self.policy.tokenizer.decode(ids, skip_special_tokens=True).strip()
         self.calls.append(Draw(prompt_ids=prompt_ids, completion_ids=ids, logprobs=logprobs, text=text,
                                logprobs_temperature=RAW_TEMPERATURE))

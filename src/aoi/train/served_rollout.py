@@ -37,6 +37,14 @@ class ServedRollout:
 
     def __call__(self, prompts: list, trainer: Any) -> dict:
         """Draw one decision per prompt (prompts arrive repeated G times) with the trainer's current adapter."""
+        return batch(self._draw(prompts, trainer, score=True).calls)
+
+    def texts(self, prompts: list, trainer: Any) -> list[str]:
+        """Draw as a batch is drawn, without the scoring requests (no log-probs); return the decisions' texts."""
+        return [call.text for call in self._draw(prompts, trainer, score=False).calls]
+
+    def _draw(self, prompts: list, trainer: Any, *, score: bool) -> ServedObserver:
+        """Draw one decision per prompt with the trainer's current adapter; return the observer that kept them."""
         if self.policy is None:
             self._start(trainer)
         started = time.perf_counter()
@@ -46,12 +54,12 @@ class ServedRollout:
         self.batches += 1
         observer = ServedObserver(self.policy, max_new_tokens=trainer.args.max_completion_length,
                                   temperature=trainer.args.temperature, constrained=self.constrained,
-                                  seed=sample_seed(self.seed, self.version, self.batches))
+                                  seed=sample_seed(self.seed, self.version, self.batches), score=score)
         for prompt in prompts:
             observer.complete(prompt, role="observer")
-        self._record({"step": self.version, "adapter": self.policy.loaded, "decisions": len(prompts),
+        self._record({"step": self.version, "adapter": self.policy.loaded, "decisions": len(prompts), "scored": score,
                       "sync_s": round(synced - started, 3), "draw_s": round(time.perf_counter() - synced, 3)})
-        return batch(observer.calls)
+        return observer
 
     def _start(self, trainer: Any) -> None:
         """Reach (or start) the server, and have the trainer close this rollout when training ends."""
