@@ -6,13 +6,13 @@ same here, so one report reads runs of both engines.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aoi.echo.groups import Group
+from aoi.train.common import append_jsonl
 
 
 @dataclass(kw_only=True)
@@ -89,8 +89,7 @@ class MetricsLog:
 
     def write(self, line: dict) -> None:
         """Write one line; numbers become TensorBoard scalars at the line's step."""
-        with self.path.open("a") as handle:
-            handle.write(json.dumps(line, default=float) + "\n")
+        append_jsonl(self.path, line)
         for key, value in line.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) and key not in ("step", "time"):
                 self.writer.add_scalar(key, value, line["step"])

@@ -68,11 +68,8 @@ def jsonl_callback(path: str | Path) -> Any:
         def on_log(self, args, state, control, logs=None, **kwargs):
             """Write one line per log call."""
             if logs and state.is_world_process_zero:
-                line = {"step": state.global_step, "epoch": state.epoch, "time": time.time(), **logs}
-                with open(path, "a") as handle:
-                    handle.write(json.dumps(line, default=float) + "\n")
+                append_jsonl(path, {"step": state.global_step, "epoch": state.epoch, "time": time.time(), **logs})
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
     return JsonlLog()
 
 
@@ -87,6 +84,20 @@ def tensorboard_callback(folder: str | Path) -> Any:
 def callbacks(out: str | Path) -> list:
     """Return the metric sinks of a run: `metrics.jsonl` and `tensorboard/` inside its folder."""
     return [jsonl_callback(Path(out) / "metrics.jsonl"), tensorboard_callback(Path(out) / "tensorboard")]
+
+
+def append_jsonl(path: str | Path, line: dict) -> None:
+    """Append one JSON line to a log (its folder made first); numpy and torch numbers are written as floats.
+
+    Example:
+        >>> import tempfile; p = Path(tempfile.mkdtemp()) / "logs" / "m.jsonl"
+        >>> append_jsonl(p, {"step": 1}); append_jsonl(p, {"step": 2})
+        >>> [line["step"] for line in read_jsonl(p)]
+        [1, 2]
+    """
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        handle.write(json.dumps(line, default=float) + "\n")
 
 
 def read_jsonl(path: str | Path) -> list[dict]:

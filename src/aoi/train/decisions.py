@@ -20,12 +20,11 @@ end with different rewards (DAPO's dynamic sampling, done once before training i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aoi.train.common import read_jsonl
+from aoi.train.common import append_jsonl, read_jsonl
 from aoi.train.rewards import term_values, weighted
 from aoi.train.rollouts import OutcomeCache
 
@@ -93,9 +92,7 @@ def log_samples(log: Path, step: int, rows: list[dict], texts: list[str], outcom
                 "decision_index": row.get("decision_index"), "decision": text, "success": outcome.success,
                 "evidence": outcome.evidence, "error": outcome.error}
                for row, text, outcome in zip(rows, texts, outcomes)]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a") as out:
-        out.write(json.dumps({"step": step, "samples": samples}) + "\n")
+    append_jsonl(log, {"step": step, "samples": samples})
 
 
 def varied_rows(rows: Any, texts: Callable, trainer: Any, cache: OutcomeCache, *, group: int, weights: dict,
@@ -125,9 +122,7 @@ def varied_rows(rows: Any, texts: Callable, trainer: Any, cache: OutcomeCache, *
                    for text in decisions]
         done[index] = {"row": index, **state, "decisions": decisions, "rewards": rewards,
                        "varied": len(set(rewards)) > 1}
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as out:
-            out.write(json.dumps(done[index]) + "\n")
+        append_jsonl(log, done[index])
     kept = [index for index in range(len(rows)) if done[index]["varied"]]
     if not kept:
         raise RuntimeError(f"none of the {len(rows)} states gave {group} draws with different rewards ({log} has "

@@ -13,7 +13,6 @@ OUT/candidates.jsonl with its step, dimensions and reasons; `scenarios/valid` (f
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from aoi.evolve.rewards import DEFAULT_WEIGHTS as EVOLVER_WEIGHTS
 from aoi.evolve.rewards import Rewarded, load_weights, score_records
 from aoi.problems.scenarios import Scenario, load_scenarios
 from aoi.train import grpo
-from aoi.train.common import callbacks, device_arguments, offline
+from aoi.train.common import append_jsonl, callbacks, device_arguments, offline
 from aoi.train.manifest import write_manifest
 from aoi.train.rewards import DEFAULT_WEIGHTS as OBSERVER_WEIGHTS
 from aoi.train.sampling import batch, policy_observer, sample_seed
@@ -185,9 +184,7 @@ class GroupScorer:
         step = self.trainer.state.global_step + 1 if self.trainer is not None else None
         line = made.record() | {"step": step, "reward": rewarded.total, "dimensions": rewarded.values(),
                                 "executable": rewarded.valid, "problems": list(rewarded.problems)}
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("a") as handle:
-            handle.write(json.dumps(line) + "\n")
+        append_jsonl(self.log, line)
         found = Counter(candidates=1, valid=int(made.valid), executable=int(rewarded.valid))
         self.counts.update(found)
         self.totals.update(found)

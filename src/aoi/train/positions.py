@@ -10,13 +10,14 @@ measurement, so the figures are comparable along the run.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from aoi.train.common import append_jsonl
 
 GROUPS = ("first", "later")
 
@@ -114,7 +115,6 @@ def position_losses(tokenizer, sets: dict[str, Any], *, every: float, rows: int,
             for prefix, groups in samples.items():
                 figures |= group_losses(model, tokenizer, groups, prefix)
             line = {"step": state.global_step, "epoch": state.epoch or 0.0, "time": time.time(), **figures}
-            with open(path, "a") as handle:
-                handle.write(json.dumps(line) + "\n")
+            append_jsonl(path, line)
 
     return PositionLosses()

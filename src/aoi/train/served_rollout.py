@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from aoi.train.common import append_jsonl
 from aoi.train.sampling import batch, sample_seed
 from aoi.train.served import ServedObserver, ServedPolicy, sampler_server
 
@@ -86,9 +86,7 @@ class ServedRollout:
 
     def _record(self, line: dict) -> None:
         """Append one batch's line to OUT/served.jsonl."""
-        self.out.mkdir(parents=True, exist_ok=True)
-        with open(self.out / "served.jsonl", "a") as log:
-            log.write(json.dumps(line) + "\n")
+        append_jsonl(self.out / "served.jsonl", line)
 
     def close(self) -> None:
         """Unload our adapter and stop the server if it was started here."""
