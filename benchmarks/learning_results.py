@@ -101,6 +101,7 @@ def curve(results: dict, sft_points: dict[str, int], grpo_points: dict[str, int]
     losses = _latest_per_step(_jsonl(work / "sft" / "metrics.jsonl"), "train/loss_first")
     return {"sft_success": sorted(sft), "grpo_success": sorted(grpo), "grpo_reward": rewards,
             "grpo_frac_reward_zero_std": zero_std, "grpo_groups": groups(_jsonl(work / "grpo" / "samples.jsonl")),
+            "grpo_states": states(_jsonl(work / "grpo" / "states.jsonl")),
             "sft_steps": last,
             "sft_position_losses": [{k: v for k, v in line.items() if k == "step" or "/loss_" in k}
                                     for line in losses]}
@@ -123,6 +124,21 @@ def groups(batches: list[dict]) -> dict:
     flat = [g for g in found.values() if len({s["success"] for s in g}) == 1]
     return {"groups": len(found), "flat_success": len(flat),
             "flat_one_decision": sum(len({s["decision"] for s in g}) == 1 for g in flat)}
+
+
+def states(lines: list[dict]) -> dict:
+    """Return GRPO's state choice counted from its states.jsonl (`rollout.varied_states`; {} without it): the states
+    drawn, those kept (their first group's rewards differed), and of the rest, those drawn as one decision G times.
+
+    Example:
+        >>> states([{"varied": True, "decisions": ["a", "b"]}, {"varied": False, "decisions": ["a", "a"]}])
+        {'states': 2, 'varied': 1, 'flat_one_decision': 1}
+    """
+    if not lines:
+        return {}
+    flat = [line for line in lines if not line["varied"]]
+    return {"states": len(lines), "varied": len(lines) - len(flat),
+            "flat_one_decision": sum(len(set(line["decisions"])) == 1 for line in flat)}
 
 
 def _latest_per_step(lines: list[dict], key: str) -> list[dict]:

@@ -149,6 +149,12 @@ def training_lines(data: dict) -> list[str]:
             losses = ", ".join(f"{k} {_figure(v)} → {_figure(end.get(k))}" for k, v in start.items() if k != "step")
             lines.append(f"- SFT loss per decision position, step {start['step']} → step {end['step']}: {losses}")
     curve = data["curve"]
+    chosen = curve.get("grpo_states") or {}
+    if chosen:
+        alike = chosen["states"] - chosen["varied"] - chosen["flat_one_decision"]
+        lines.append(f"- GRPO states (states.jsonl): {chosen['varied']} of {chosen['states']} kept (their first "
+                     f"group's rewards differed); of the rest, {chosen['flat_one_decision']} drew one decision every "
+                     f"time and {alike} different ones that ended alike")
     found = curve.get("grpo_groups") or {}
     if found.get("groups"):
         lines.append(f"- GRPO groups (samples.jsonl): {found['groups']}, of which {found['flat_success']} had the same "

@@ -107,3 +107,11 @@ def test_a_result_file_without_a_renderer_is_refused(tmp_path, results_docs):
 def test_the_examples_in_the_docstrings_hold(results_docs):
     result = doctest.testmod(results_docs)
     assert result.attempted >= 3 and result.failed == 0
+
+
+def test_grpos_state_choice_is_printed_when_the_run_made_one(results_docs):
+    data = json.loads(TINY.read_text())
+    assert not any(line.startswith("- GRPO states") for line in results_docs.training_lines(data))
+    data["curve"]["grpo_states"] = {"states": 65, "varied": 11, "flat_one_decision": 33}
+    assert ("- GRPO states (states.jsonl): 11 of 65 kept (their first group's rewards differed); of the rest, 33 drew "
+            "one decision every time and 21 different ones that ended alike") in results_docs.training_lines(data)
