@@ -247,3 +247,29 @@ def test_recover_options_undo_every_fault(problem_id, tmp_path):
         assert strict_check(problem, cluster).ok, strict_check(problem, cluster).reasons
     finally:
         backend.close()
+
+
+def test_settling_waits_for_a_patched_deployment_to_roll_out_not_only_for_ready_pods(monkeypatch):
+    import types
+
+    from aoi.env import cluster_backend
+
+    ready = {"metadata": {"name": "profile-1"}, "status": {"phase": "Running",
+                                                           "conditions": [{"type": "Ready", "status": "True"}]}}
+    seen = {"old": {"observedGeneration": 1, "updatedReplicas": 0, "availableReplicas": 1, "replicas": 1},
+            "new": {"observedGeneration": 2, "updatedReplicas": 1, "availableReplicas": 1, "replicas": 1}}
+    answers = iter(["old", "old", "new"])  # the controller has not seen the patch for two polls
+
+    class Kube:
+        polls = 0
+
+        def list(self, kind, namespace):
+            if kind == "pods":
+                return [ready]  # the old pod stays Ready until the new one replaces it
+            Kube.polls += 1
+            return [{"metadata": {"generation": 2}, "spec": {"replicas": 1}, "status": seen[next(answers)]}]
+
+    monkeypatch.setattr(cluster_backend, "POLL", 0.0)
+    backend = types.SimpleNamespace(kube=Kube(), problem=types.SimpleNamespace(namespace=NS), settle_limit=5.0)
+    cluster_backend.ClusterBackend.settle(backend)
+    assert Kube.polls == 3

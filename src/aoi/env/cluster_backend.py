@@ -122,12 +122,15 @@ class ClusterBackend:
         time.sleep(seconds)
 
     def settle(self) -> None:
-        """Wait (bounded) until every running pod of the app's namespace is Ready, as AIOpsLab does before judging."""
+        """Wait (bounded) until every Deployment of the app's namespace has rolled out and every running pod is Ready,
+        as AIOpsLab does before judging. Pods alone are not enough: just after a fix is patched in, the controller
+        may not have started the new pods yet, and the old ones are still Ready."""
         deadline = time.monotonic() + self.settle_limit
+        namespace = self.problem.namespace
         while time.monotonic() < deadline:
-            pods = [p for p in self.kube.list("pods", self.problem.namespace)
+            pods = [p for p in self.kube.list("pods", namespace)
                     if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
-            if all(_ready(p) for p in pods):
+            if all(_ready(p) for p in pods) and all(_rolled_out(d) for d in self.kube.list("deployments", namespace)):
                 return
             time.sleep(POLL)
 
@@ -178,6 +181,25 @@ def recover_options(fault) -> dict:
     options = {k: v for k, v in fault.params.items() if k != "value"}
     wanted = RECOVER_FROM.get(fault.mechanism, {})
     return options | {arg: fault.expect[key] for arg, key in wanted.items() if key in fault.expect}
+
+
+def _rolled_out(deployment: dict) -> bool:
+    """Tell whether a Deployment's controller saw its latest spec and every replica it wants is updated and available
+    with no old one left (what `kubectl rollout status` waits for).
+
+    Example:
+        >>> spec = {"metadata": {"generation": 2}, "spec": {"replicas": 1}}
+        >>> _rolled_out({**spec, "status": {"observedGeneration": 1, "updatedReplicas": 1, "availableReplicas": 1,
+        ...                                 "replicas": 1}})
+        False
+        >>> _rolled_out({**spec, "status": {"observedGeneration": 2, "updatedReplicas": 1, "availableReplicas": 1,
+        ...                                 "replicas": 1}})
+        True
+    """
+    status, want = deployment.get("status") or {}, deployment["spec"].get("replicas", 1)
+    return (status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 1)
+            and status.get("updatedReplicas", 0) == status.get("availableReplicas", 0) == want
+            and status.get("replicas", 0) == want)
 
 
 def _ready(pod: dict) -> bool:
