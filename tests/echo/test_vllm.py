@@ -229,9 +229,14 @@ def test_grpo_draws_its_varied_states_on_vllm_without_scoring_them(server, base,
                            "--max-steps", "1", "--config", str(config), "--sampler-url", server.url],
                           capture_output=True, text=True, timeout=900,
                           env={**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
     states = [json.loads(line) for line in (out / "states.jsonl").read_text().splitlines()]
     served = [json.loads(line) for line in (out / "served.jsonl").read_text().splitlines()]
-    assert [line["scored"] for line in served] == [False] * len(states) + [True]  # each state's group, then step 0
-    assert all(len(line["decisions"]) == SMALL["num_generations"] for line in states)
-    assert _counters(server.url) - before == len(states) * 2 + 2 * 2  # unscored draws; then draw + score
+    assert len(states) == 4 and all(len(line["decisions"]) == SMALL["num_generations"] for line in states)
+    # the random tiny model may end every state's two draws alike: then training does not start, and says why
+    varied = any(line["varied"] for line in states)
+    assert (done.returncode == 0) == varied, done.stderr[-2000:]
+    assert varied or "none of the 4 states gave 2 draws with different rewards" in done.stderr
+    trained = [True] if varied else []  # step 0's group: draw + score
+    assert [line["scored"] for line in served] == [False] * len(states) + trained
+    assert _counters(server.url) - before == len(states) * 2 + 2 * 2 * len(trained)  # each unscored draw: 1 request
+    assert not {line["adapter"] for line in served} & set(server.server.models())  # unloaded, trained or not

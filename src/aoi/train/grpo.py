@@ -146,9 +146,13 @@ def train_grpo(options: GrpoOptions) -> dict:
     draws = _draws(options) if options.mode == "per_decision" else None
     trainer = _trainer(options, rows, cache, device_args, draws)
     started = time.perf_counter()
-    if options.varied_states:
-        trainer.train_dataset = _varied(options, trainer, rows, cache, draws)
-    result = trainer.train(resume_from_checkpoint=True if options.resume else None)
+    try:
+        if options.varied_states:
+            trainer.train_dataset = _varied(options, trainer, rows, cache, draws)
+        result = trainer.train(resume_from_checkpoint=True if options.resume else None)
+    finally:  # a served sampler also closes at the end of training; on an error it must still unload and stop
+        if hasattr(draws, "close"):
+            draws.close()
     wall = time.perf_counter() - started
     trainer.model.save_pretrained(str(options.out))
     return write_manifest(options.out, base=_base_identity(options), data_sha256=digest, split=options.split,
