@@ -132,13 +132,14 @@ def test_varied_states_keeps_the_states_whose_draws_end_differently(dataset, tmp
     rows = load_view(dataset, "rl", "by_target").select([0, 1])
     teacher = [row["completion"][0]["content"] for row in load_view(dataset, "sft/observer", "by_target")]
     submit = teacher[-1]  # the expert's final submission, drawn at the first state too: nothing is fixed yet
-    draws = {0: [teacher[0], submit], 1: [teacher[1], teacher[1]]}  # the second state: one decision drawn twice
+    # the second state: one decision drawn twice
+    draws = {str(rows[0]["prompt"]): [teacher[0], submit], str(rows[1]["prompt"]): [teacher[1], teacher[1]]}
 
     class Trainer:
-        batch_rows = None
+        pass
 
     def texts(prompts, trainer):
-        return draws[trainer.batch_rows[0]["decision_index"]]
+        return draws[str(prompts[0])]
 
     log = tmp_path / "states.jsonl"
     kept = varied_rows(rows, texts, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS, log=log)

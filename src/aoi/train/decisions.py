@@ -115,9 +115,7 @@ def varied_rows(rows: Any, texts: Callable, trainer: Any, cache: OutcomeCache, *
                                "to draw them afresh")
         if index in done:
             continue
-        prompts = [row["prompt"]] * group
-        trainer.batch_rows = [row] * group
-        decisions = texts(prompts, trainer)
+        decisions = texts([row["prompt"]] * group, trainer)
         rewards = [round(weighted(term_values(cache.decision(row, text, expect=row["prompt"])), weights), 6)
                    for text in decisions]
         done[index] = {"row": index, **state, "decisions": decisions, "rewards": rewards,
