@@ -54,21 +54,23 @@ from pathlib import Path
 
 import learning_phases as phases
 import learning_results as results
-from learning_plan import SIZES, choose_keys, engine, percent, size_dict
+from learning_plan import SIZES, choose_keys, engine, percent, planned_size, size_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 FINAL = {"base": None, "sft": 1.0, "grpo": 1.0}
 
 
 def plan(args, size_name: str) -> dict:
-    """Return the run's plan (size, seed, keys), written once into WORK/plan.json; refuse a WORK of another size."""
+    """Return the run's plan (size, seed, keys), written once into WORK/plan.json; refuse a WORK of another size.
+
+    A resumed run keeps the settings it was planned with, even where the size's definition has changed since."""
     path = args.work / "plan.json"
     if path.is_file():
         saved = json.loads(path.read_text())
         if (saved["size_name"], saved["seed"]) != (size_name, args.seed):
             sys.exit(f"error: {args.work} holds a {saved['size_name']} run with seed {saved['seed']}; give another "
                      "--work, or the same size and seed to resume it")
-        return _with_later_keys(saved, path)
+        return _with_later_fields(saved, path)
     size = SIZES[size_name]
     saved = {"size_name": size_name, "size": size_dict(size), "seed": args.seed, "keys": choose_keys(size, args.seed),
              "load_average_at_start": os.getloadavg(), "started_at": time.time()}
@@ -77,18 +79,17 @@ def plan(args, size_name: str) -> dict:
     return saved
 
 
-def _with_later_keys(saved: dict, path: Path) -> dict:
-    """Add the key sets a plan was written without (GRPO's keys, the teacher's no-fault ones: each drawn after the
-    others, so those stay the same)."""
-    size = SIZES[saved["size_name"]]
+def _with_later_fields(saved: dict, path: Path) -> dict:
+    """Add what a plan was written without: settings added to Size since (their current values), and key sets
+    (GRPO's keys, the teacher's no-fault ones: each drawn after the others, so those stay the same)."""
+    size = planned_size(saved["size_name"], saved["size"])
     keys = choose_keys(size, saved["seed"])
-    if set(keys) == set(saved["keys"]):
-        return saved
-    if any(keys[name] != saved["keys"][name] for name in saved["keys"]):
+    if any(keys.get(name) != saved["keys"][name] for name in saved["keys"]):
         sys.exit(f"error: {path} was drawn from another catalogue or split; start the run in a fresh --work")
-    saved = {**saved, "keys": keys, "size": size_dict(size)}
-    path.write_text(json.dumps(saved, indent=1) + "\n")
-    return saved
+    completed = {**saved, "keys": keys, "size": size_dict(size)}
+    if completed != saved:
+        path.write_text(json.dumps(completed, indent=1) + "\n")
+    return completed
 
 
 def variants(size) -> dict[str, tuple[str, float | None, tuple[str, ...]]]:
@@ -235,7 +236,8 @@ def main() -> None:
     suffix = "" if name == "default" else f"-{name}"
     args.results = args.results or (args.work / "learning.json" if args.tiny else
                                     ROOT / "benchmarks" / "results" / f"learning{suffix}.json")
-    saved, size = plan(args, name), SIZES[name]
+    saved = plan(args, name)
+    size = planned_size(name, saved["size"])
     backend, why = engine(size.base)
     print(f"learning benchmark: {name}, base {size.base}, seed {args.seed}, work {args.work}, device {args.device}; "
           f"Observer on {backend} ({why})", flush=True)

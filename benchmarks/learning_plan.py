@@ -66,6 +66,14 @@ def size_dict(size: Size) -> dict:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(size).items()}
 
 
+def planned_size(name: str, saved: dict) -> Size:
+    """Return the size a run was planned with (plan.json's settings): a field added to Size after it was written
+    takes the size's current value, one removed since is dropped."""
+    current = size_dict(SIZES[name])
+    fields = {**current, **{k: v for k, v in saved.items() if k in current}}
+    return Size(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+
+
 def percent(share: float) -> int:
     """Return a curve share as a whole percentage (a phase name's suffix)."""
     return round(100 * share)

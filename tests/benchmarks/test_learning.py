@@ -112,7 +112,7 @@ def test_a_phase_runs_alone_and_a_done_one_is_skipped(resumed):
     assert done.returncode == 0 and "phase sft: done before" in done.stdout and "eval-base" not in done.stdout
 
 
-def test_a_plan_written_before_the_later_key_sets_gets_them_and_keeps_the_rest(tmp_path):
+def test_a_plan_written_before_later_key_sets_and_settings_gets_them_and_keeps_the_rest(tmp_path):
     def plan_only() -> subprocess.CompletedProcess:  # an unknown phase: the plan is written, nothing runs
         return subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--work", str(tmp_path), "--phase", "none"],
                               cwd=ROOT, capture_output=True, text=True)
@@ -126,6 +126,11 @@ def test_a_plan_written_before_the_later_key_sets_gets_them_and_keeps_the_rest(t
     assert "unknown phase" in plan_only().stderr and json.loads(path.read_text())["keys"] == fresh["keys"]
     path.write_text(json.dumps({**old, "keys": {**old["keys"], "teacher": ["x@y"]}}))
     assert "start the run in a fresh --work" in plan_only().stderr
+    # a setting added to Size since the plan was written takes its current value; a planned one is kept
+    settings = {k: v for k, v in fresh["size"].items() if k != "varied_states"}
+    path.write_text(json.dumps({**fresh, "size": {**settings, "sft_curve": [0.3, 1.0]}}))
+    assert "eval-sft@30" in plan_only().stderr  # the phases come from the planned curve
+    assert json.loads(path.read_text())["size"] == {**fresh["size"], "sft_curve": [0.3, 1.0]}
 
 
 @pytest.mark.parametrize("size", ["tiny", "quick", "default"])

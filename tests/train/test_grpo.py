@@ -161,6 +161,7 @@ def test_grpo_on_varied_states_trains_only_on_them_and_reuses_the_draws_on_resum
     varied = [line for line in states if line["varied"]]
     assert len(states) == manifest["metrics"]["states_recorded"] and manifest["varied_states"]
     assert manifest["metrics"]["states"] == len(varied) >= 1
+    assert manifest["metrics"]["state_choice_seconds"] > 0 and manifest["metrics"]["wall_seconds"] > 0
     trained = {(s["problem_id"], s["decision_index"]) for line in read_jsonl(options.out / "samples.jsonl")
                for s in line["samples"]}
     assert trained <= {(line["problem_id"], line["decision_index"]) for line in varied}

@@ -145,10 +145,11 @@ def train_grpo(options: GrpoOptions) -> dict:
     cache = OutcomeCache(max_steps=options.episode_steps)
     draws = _draws(options) if options.mode == "per_decision" else None
     trainer = _trainer(options, rows, cache, device_args, draws)
-    started = time.perf_counter()
+    choosing = time.perf_counter()
     try:
         if options.varied_states:
             trainer.train_dataset = _varied(options, trainer, rows, cache, draws)
+        started = time.perf_counter()
         result = trainer.train(resume_from_checkpoint=True if options.resume else None)
     finally:  # a served sampler also closes at the end of training; on an error it must still unload and stop
         if hasattr(draws, "close"):
@@ -158,7 +159,8 @@ def train_grpo(options: GrpoOptions) -> dict:
     return write_manifest(options.out, base=_base_identity(options), data_sha256=digest, split=options.split,
                           role=options.role, hyper_parameters=_hyper(options, trainer.args),
                           metrics={**_metrics(options, result, wall, cache), "states": len(trainer.train_dataset),
-                                   "states_recorded": len(rows)}, kind="grpo",
+                                   "states_recorded": len(rows),
+                                   "state_choice_seconds": round(started - choosing, 3)}, kind="grpo",
                           extra={"init": _init_version(options), "mode": options.mode, "device": options.device,
                                  "constrained": options.constrained, "sampler_url": options.sampler_url,
                                  "varied_states": options.varied_states})
