@@ -67,6 +67,19 @@ def test_a_stale_sample_is_weighted_by_the_truncated_importance_ratio(tmp_path):
     assert update["policy_version"] == 1 and (tmp_path / "checkpoints" / "step-1" / "state.json").is_file()
 
 
+def test_a_group_differing_by_a_jitter_gets_a_jitter_sized_gradient_unless_scaled_by_its_std(tmp_path):
+    def grad_norm(scale: str, rewards: tuple[float, float]) -> float:
+        trainer = Trainer(TrainSpec(scale_rewards=scale, max_grad_norm=1e9), {"base": "tiny"}, tmp_path / scale)
+        group = Group(group_id="s0-i0-0", sampler=0, version=0, row=0, busy_s=0.0, samples=tuple(
+            Sample(prompt_ids=[1, 2, 3], completion_ids=ids, logprobs=[], text="", terms={}, reward=reward)
+            for ids, reward in zip(([4, 5], [6, 7]), rewards)))
+        return trainer.update([group])["grad_norm"]
+
+    jitter, outcome = grad_norm("none", (1.003, 1.0)), grad_norm("none", (1.0, 0.0))
+    assert jitter == pytest.approx(outcome * 0.003, rel=0.01)  # advantages: reward - group mean
+    assert grad_norm("group", (1.003, 1.0)) == pytest.approx(grad_norm("group", (1.0, 0.0)), rel=0.05)
+
+
 @pytest.mark.parametrize(("flags", "says"), [(["--mode", "warp"], "use colocated, sequential or async"),
                                              (["--engine", "jax"], "use trl or echo"),
                                              (["--sampler-url", "localhost:8000"], "is not an http(s) URL"),

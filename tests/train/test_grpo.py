@@ -44,6 +44,7 @@ def test_grpo_logs_every_reward_term_and_writes_checkpoints(run):
     assert all("frac_reward_zero_std" in line for line in lines)  # the share of groups that teach nothing
     assert manifest["metrics"]["episodes_played"] >= 2 and manifest["role"] == "observer"
     assert manifest["hyper_parameters"]["grpo"]["num_generations"] == 2 and manifest["kind"] == "grpo"
+    assert manifest["hyper_parameters"]["grpo"]["scale_rewards"] == "none"  # advantages: reward - group mean
     assert (out / "adapter_model.safetensors").is_file() and read_manifest(out)["version"].startswith("grpo-")
 
 

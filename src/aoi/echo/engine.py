@@ -12,6 +12,7 @@ import hashlib
 import time
 from pathlib import Path
 
+from aoi.echo.groups import reward_scale
 from aoi.echo.metrics import Clock, MetricsLog
 from aoi.echo.run import MODES, EchoOptions, Run
 from aoi.echo.sampler import Sampler, SamplerSpec
@@ -68,7 +69,8 @@ def prepare(options: EchoOptions) -> Run:
                           adapter_prefix=adapter_prefix(grpo.out))
     train = TrainSpec(learning_rate=settings["learning_rate"], epsilon=settings.get("epsilon", 0.2),
                       is_cap=settings.get("vllm_importance_sampling_cap", 3.0), temperature=settings["temperature"],
-                      max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)))
+                      max_grad_norm=settings.get("max_grad_norm", 1.0), save_steps=int(grpo.grpo.get("save_steps", 1)),
+                      scale_rewards=reward_scale(settings["scale_rewards"]))
     samples = settings["per_device_train_batch_size"] * settings["gradient_accumulation_steps"]
     per_step = max(1, samples // settings["num_generations"])
     Path(grpo.out).mkdir(parents=True, exist_ok=True)

@@ -42,20 +42,37 @@ class Group:
         return sum(len(s.completion_ids) for s in self.samples)
 
 
-def advantages(rewards: list[float], eps: float = 1e-4) -> list[float]:
-    """Return group-relative advantages: (reward - group mean) / (group std + eps); all 0 when every reward ties.
+SCALES = ("none", "group")  # GRPOConfig.scale_rewards values this engine applies
+
+
+def reward_scale(value: str | bool) -> str:
+    """Return GRPOConfig's `scale_rewards` as one of SCALES (True is "group", False "none"); refuse the others.
 
     Example:
-        >>> [round(a, 3) for a in advantages([1.0, 0.0])]
-        [0.707, -0.707]
-        >>> advantages([0.5, 0.5])
+        >>> reward_scale(True), reward_scale("none")
+        ('group', 'none')
+    """
+    name = {True: "group", False: "none"}.get(value, value) if isinstance(value, bool) else value
+    if name not in SCALES:
+        raise ValueError(f"scale_rewards {value!r}: Echo applies {' or '.join(SCALES)}; set one in the config's grpo")
+    return name
+
+
+def advantages(rewards: list[float], scale: str = "none", eps: float = 1e-4) -> list[float]:
+    """Return group-relative advantages: reward - group mean, divided by (group std + eps) when `scale` is "group"
+    (GRPOConfig.scale_rewards); all 0 when every reward ties.
+
+    Example:
+        >>> [round(a, 3) for a in advantages([1.0, 0.0])], [round(a, 3) for a in advantages([1.0, 0.0], "group")]
+        ([0.5, -0.5], [0.707, -0.707])
+        >>> advantages([0.5, 0.5], "group")
         [0.0, 0.0]
     """
     mean = sum(rewards) / len(rewards)
     std = (sum((r - mean) ** 2 for r in rewards) / max(1, len(rewards) - 1)) ** 0.5
     if std == 0:
         return [0.0] * len(rewards)
-    return [(r - mean) / (std + eps) for r in rewards]
+    return [(r - mean) / (std + eps) if scale == "group" else r - mean for r in rewards]
 
 
 def staleness(trainer_version: int, group: Group) -> int:

@@ -1,6 +1,7 @@
 """The trainer: a GRPO update on the groups it is given, off-policy corrected, then version N+1 is published.
 
-Loss per completion token (DAPO-style token mean over the step's samples), with A the group-relative advantage:
+Loss per completion token (DAPO-style token mean over the step's samples), with A the group-relative advantage
+(reward - group mean; divided by the group's std with scale_rewards "group"):
     -min(r * A, clip(r, 1 - eps, 1 + eps) * A) * w,   r = pi / pi_old,   w = min(pi_old / pi_behaviour, C)
 One update per batch, so pi_old is the policy at the update's start (r is 1 in value, its gradient is the policy
 gradient) and w is the truncated importance ratio against the behaviour log-probs the sampler recorded: 1 for fresh
@@ -32,6 +33,7 @@ class TrainSpec:
     is_cap: float = 3.0  # C: truncation of the importance ratio (TRL's vllm_importance_sampling_cap default)
     temperature: float = 1.0
     max_grad_norm: float = 1.0
+    scale_rewards: str = "none"  # "group": advantages divided by the group's reward std (aoi.echo.groups.advantages)
     save_steps: int = 1  # a checkpoint every this many steps (a restarted trainer resumes from the newest)
 
 
@@ -68,7 +70,8 @@ class Trainer:
         import torch
 
         started = time.perf_counter()
-        samples = [(s, a) for g in groups for s, a in zip(g.samples, advantages([x.reward for x in g.samples]))
+        samples = [(s, a) for g in groups
+                   for s, a in zip(g.samples, advantages([x.reward for x in g.samples], self.spec.scale_rewards))
                    if s.completion_ids]
         total = max(1, sum(len(s.completion_ids) for s, _ in samples))
         figures = {"loss": 0.0, "is": [], "clipped": 0}

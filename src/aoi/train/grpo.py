@@ -40,9 +40,12 @@ SECTIONS = ("grpo", "rewards", "rollout", "lora")
 MIN_DECISION_TOKENS = 16  # the shortest decision, {"next": "probe"}, takes 7-10 SmolLM2 tokens as the mask lets it
 COLUMNS = ("prompt", "problem_id", "target", "seed", "prefix", "decision_index")
 # GRPOConfig defaults sized for CPU; any GRPOConfig field may be set in the config file's `grpo` section.
+# scale_rewards "none" (Dr. GRPO): advantage = reward - group mean. TRL's "group" divides by the group's std, so a group
+# whose rewards differ only by the efficiency term's jitter (std 0.003 in learning-v3's GRPO) got as large a gradient
+# as one where a decision succeeded and another failed (grad norm 5.6-5.7 against 3-6.7).
 GRPO_DEFAULTS = {"num_generations": 4, "per_device_train_batch_size": 1, "max_completion_length": 256,
-                 "learning_rate": 1e-5, "temperature": 1.0, "beta": 0.0, "logging_steps": 1, "save_steps": 10,
-                 "save_total_limit": 3, "report_to": "none", "gradient_checkpointing": False}
+                 "learning_rate": 1e-5, "temperature": 1.0, "beta": 0.0, "scale_rewards": "none", "logging_steps": 1,
+                 "save_steps": 10, "save_total_limit": 3, "report_to": "none", "gradient_checkpointing": False}
 
 
 def grpo_settings(overrides: dict, *layers: dict) -> dict:
