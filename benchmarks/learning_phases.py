@@ -72,11 +72,16 @@ def export(work: Path, sources: list[str], out: str) -> dict:
                             overwrite=True)}
 
 
-def _fresh_unless_checkpoint(out: Path) -> bool:
-    """Return whether `out` has a complete checkpoint to resume from; otherwise empty it (a killed first stretch)."""
+def _fresh_unless_checkpoint(out: Path, keep: tuple[str, ...] = ()) -> bool:
+    """Return whether `out` has a complete checkpoint to resume from; otherwise empty it (a killed first stretch)
+    but for the files named in `keep`."""
     done = [p for p in (out / "checkpoints").glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
     if not done and out.exists():
-        shutil.rmtree(out)
+        for path in out.iterdir():
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.name not in keep:
+                path.unlink()
     return bool(done)
 
 
@@ -102,7 +107,7 @@ def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") ->
     from aoi.train.grpo import GrpoOptions, train_grpo
 
     out, config = work / "grpo", work / "grpo.json"
-    resume = _fresh_unless_checkpoint(out)
+    resume = _fresh_unless_checkpoint(out, keep=("states.jsonl",))  # the state choice's draws (~30 min) are kept
     curve = max(1, round(min(size.grpo_curve) * size.grpo_steps))
     every = math.gcd(curve, 5)  # a checkpoint at every curve point, and at most 5 steps lost when a run is killed
     # aoi.train.grpo's defaults take one sequence per forward and a group per optimizer step (grpo_settings)

@@ -142,16 +142,21 @@ def test_varied_states_keeps_the_states_whose_draws_end_differently(dataset, tmp
     def texts(prompts, trainer):
         return draws[str(prompts[0])]
 
+    def varied(rows, texts, log, policy="sft-1"):
+        return varied_rows(rows, texts, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS, log=log,
+                           policy=policy)
+
     log = tmp_path / "states.jsonl"
-    kept = varied_rows(rows, texts, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS, log=log)
+    kept = varied(rows, texts, log)
     lines = read_jsonl(log)
     assert [line["varied"] for line in lines] == [True, False] and lines[1]["decisions"] == [teacher[1]] * 2
     assert len(set(lines[0]["rewards"])) == 2 and [row["decision_index"] for row in kept] == [0]
-    # a second call reads the log: nothing is drawn again
-    assert len(varied_rows(rows, None, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS, log=log)) == 1
+    # a second call reads the log: nothing is drawn again; another starting policy's draws are not reused
+    assert len(varied(rows, None, log)) == 1
+    with pytest.raises(RuntimeError, match="another policy"):
+        varied(rows, None, log, policy="sft-2")
     with pytest.raises(RuntimeError, match="none of the 1 states"):
-        varied_rows(rows.select([1]), texts, Trainer(), OutcomeCache(), group=2, weights=DEFAULT_WEIGHTS,
-                    log=tmp_path / "flat.jsonl")
+        varied(rows.select([1]), texts, tmp_path / "flat.jsonl")
 
 
 def test_grpo_on_varied_states_trains_only_on_them_and_reuses_the_draws_on_resume(dataset, tmp_path):

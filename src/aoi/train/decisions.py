@@ -96,23 +96,24 @@ def log_samples(log: Path, step: int, rows: list[dict], texts: list[str], outcom
 
 
 def varied_rows(rows: Any, texts: Callable, trainer: Any, cache: OutcomeCache, *, group: int, weights: dict,
-                log: Path) -> Any:
-    """Return the rows at which `group` decisions drawn by `texts(prompts, trainer)` end with different rewards.
+                log: Path, policy: str) -> Any:
+    """Return the rows at which `group` decisions drawn by `texts(prompts, trainer)` (the starting `policy`, e.g. the
+    init adapter's version) end with different rewards.
 
     Each row's draws, rewards and verdict are appended to `log` as they are made; a row already there is not drawn
     again (a killed run resumes, a resumed training finds the same rows). An error says so when no row is varied.
 
     Example:
         >>> kept = varied_rows(rows, texts, trainer, OutcomeCache(), group=4, weights=DEFAULT_WEIGHTS,
-        ...                    log=Path("runs/grpo/states.jsonl"))  # doctest: +SKIP
+        ...                    log=Path("runs/grpo/states.jsonl"), policy="sft-d4784f85cd81")  # doctest: +SKIP
     """
     done = {line["row"]: line for line in (read_jsonl(log) if log.is_file() else [])}
     for index, row in enumerate(rows):
         state = {"problem_id": row["problem_id"], "target": row.get("target") or "", "seed": row.get("seed"),
-                 "decision_index": row.get("decision_index")}
-        if index in done and {key: done[index][key] for key in state} != state:
-            raise RuntimeError(f"{log} was written for other states (its row {index} is not {state}); delete it "
-                               "to draw them afresh")
+                 "decision_index": row.get("decision_index"), "policy": policy}
+        if index in done and {key: done[index].get(key) for key in state} != state:
+            raise RuntimeError(f"{log} was written for other states or another policy (its row {index} is not "
+                               f"{state}); delete it to draw them afresh")
         if index in done:
             continue
         decisions = texts([row["prompt"]] * group, trainer)

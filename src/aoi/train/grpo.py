@@ -268,7 +268,8 @@ def _varied(options: GrpoOptions, trainer: Any, rows, cache: OutcomeCache, draws
                                                      skip_special_tokens=True)
 
     return varied_rows(rows, getattr(draws, "texts", decoded), trainer, cache, group=trainer.args.num_generations,
-                       weights=options.weights, log=Path(options.out) / "states.jsonl")
+                       weights=options.weights, log=Path(options.out) / "states.jsonl",
+                       policy=_init_version(options) or f"{_base(options)} with a fresh LoRA")
 
 
 def _draws(options: GrpoOptions) -> Callable:
