@@ -56,6 +56,8 @@ import learning_phases as phases
 import learning_results as results
 from learning_plan import SIZES, choose_keys, engine, percent, planned_size, size_dict
 
+from aoi.interrupts import interruptible
+
 ROOT = Path(__file__).resolve().parent.parent
 FINAL = {"base": None, "sft": 1.0, "grpo": 1.0}
 
@@ -244,10 +246,14 @@ def main() -> None:
     steps, order = actions(args.work, saved, size, backend, args.device), phases_in_order(size)
     if args.phase and args.phase not in [*order, "report"]:
         sys.exit(f"error: unknown phase {args.phase!r}; use one of {', '.join([*order, 'report'])}")
-    for phase in [args.phase] if args.phase else order:
-        if phase != "report":
-            _check_inputs(args.work, phase, order)
-            phases.run_phase(args.work, phase, steps[phase])
+    try:
+        with interruptible():  # SIGTERM too: an evaluation's `aoi eval` is stopped, not left running
+            for phase in [args.phase] if args.phase else order:
+                if phase != "report":
+                    _check_inputs(args.work, phase, order)
+                    phases.run_phase(args.work, phase, steps[phase])
+    except KeyboardInterrupt:
+        sys.exit("interrupted: the finished phases and episodes are kept; run the same command to resume")
     if not args.phase or args.phase == "report":
         data = report(args.work, saved, size, args)
         results.print_table(data["table"])

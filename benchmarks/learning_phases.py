@@ -22,6 +22,9 @@ import yaml
 from learning_plan import Size, pairs
 
 SETS = {"held-out targets": "targets", "held-out families": "families"}
+# Seconds one Observer decision may take on the local server (model.timeout's 60 is for hosted APIs): learning-v3's
+# GRPO evaluation lost 4 of 60 episodes to 60 s timeouts of decisions on the 2-core CPU's vLLM server (model_error).
+LOCAL_TIMEOUT = 600.0
 
 
 def marker(work: Path, name: str) -> Path:
@@ -155,7 +158,7 @@ def evaluate(work: Path, variant: str, observer: str, keys: dict, size: Size, se
     folder = work / "eval" / variant
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "config.yaml"
-    models = {} if observer == "expert" else {"observer": {"spec": observer}}
+    models = {} if observer == "expert" else {"observer": {"spec": observer, "timeout": LOCAL_TIMEOUT}}
     config.write_text(yaml.safe_dump({"model": "expert", "models": models, "env": {"max_steps": size.episode_steps},
                                       "agent": {"max_iterations": size.max_iterations}}))
     runs = {}
@@ -178,12 +181,22 @@ def _check_complete(run: Path, expected: int) -> None:
 
 
 def _aoi_eval(work: Path, label: str, args: list[str]) -> None:
-    """Run `aoi eval` with its output in WORK/logs/LABEL.log; stop the benchmark when it fails."""
+    """Run `aoi eval` with its output in WORK/logs/LABEL.log; stop the benchmark when it fails.
+
+    The eval runs in its own session, so an interrupt reaches it once, from here: interrupted (Ctrl-C, or SIGTERM
+    to the benchmark), the benchmark stops the eval, which keeps its finished episodes, and waits for it to end."""
     log = work / "logs" / f"{label}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as handle:
-        done = subprocess.run([sys.executable, "-m", "aoi", "eval", *args], stdout=handle, stderr=subprocess.STDOUT,
-                              env={**os.environ, "COLUMNS": "160"})
-    if done.returncode != 0:
+        child = subprocess.Popen([sys.executable, "-m", "aoi", "eval", *args], stdout=handle,
+                                 stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "160"},
+                                 start_new_session=True)
+        try:
+            code = child.wait()
+        except KeyboardInterrupt:
+            child.terminate()
+            child.wait()
+            raise
+    if code != 0:
         tail = "\n".join(log.read_text().splitlines()[-5:])
-        raise SystemExit(f"`aoi eval {' '.join(args)}` exited {done.returncode}; see {log}:\n{tail}")
+        raise SystemExit(f"`aoi eval {' '.join(args)}` exited {code}; see {log}:\n{tail}")

@@ -1,7 +1,8 @@
 """benchmarks/learning.py --tiny through every phase, killed in the middle of one and resumed.
 
-The resumed run must skip the finished phases (their outputs keep their mtimes), keep the killed evaluation's
-finished episodes, and write a results JSON with every field. One run of the whole tiny benchmark: a few minutes.
+The benchmark is stopped by SIGTERM (its `aoi eval` must stop with it); the resumed run must skip the finished phases
+(their outputs keep their mtimes), keep the killed evaluation's finished episodes, and write a results JSON with every
+field. One run of the whole tiny benchmark: a few minutes.
 """
 
 from __future__ import annotations
@@ -48,6 +49,18 @@ def outputs(work: Path) -> dict[str, int]:
     return {str(p): p.stat().st_mtime_ns for p in kept}
 
 
+def processes_naming(work: Path) -> list[int]:
+    """Return the processes whose command line names `work` (the benchmark's, its `aoi eval`'s)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(work).encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:  # ended meanwhile
+            continue
+    return found
+
+
 @pytest.fixture(scope="module")
 def resumed(tmp_path_factory):
     work, log = tmp_path_factory.mktemp("learning"), tmp_path_factory.mktemp("logs") / "learning.log"
@@ -55,17 +68,28 @@ def resumed(tmp_path_factory):
     killed_eval = work / "eval" / "sft" / "targets" / "results.jsonl"
     try:
         wait_for(killed_eval, first, log)
+        first.send_signal(signal.SIGTERM)  # the benchmark alone, as `kill PID` does: it must stop its `aoi eval`
+        stopped = {"returncode": first.wait(timeout=300), "left": processes_naming(work)}
     finally:
-        os.killpg(first.pid, signal.SIGKILL)  # the benchmark, its `aoi eval` and that eval's workers
-        first.wait()
+        for pid in processes_naming(work):  # nothing, unless the benchmark left its eval running (a failure)
+            os.kill(pid, signal.SIGKILL)
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
     before, rows_before = outputs(work), killed_eval.read_text().splitlines()
     second = start(work, log)
     assert second.wait(timeout=1200) == 0, log.read_text()[-3000:]
-    return work, log.read_text(), before, rows_before
+    return work, log.read_text(), before, rows_before, stopped
+
+
+def test_a_terminated_run_stops_its_evaluation_and_says_how_to_resume(resumed):
+    _, log, _, _, stopped = resumed
+    assert stopped["left"] == [] and stopped["returncode"] == 1
+    assert "interrupted: the finished phases and episodes are kept; run the same command to resume" in log
 
 
 def test_the_resumed_run_skips_the_finished_phases_and_reuses_their_output(resumed):
-    work, log, before, _ = resumed
+    work, log, before, _, _ = resumed
     resumed_part = log.split(f"phase {KILLED_IN}: running", 1)[1]  # the first run's part ends in that phase
     for phase in ("teacher", "teacher-no-fault", "export", "sft", "teacher-grpo", "export-grpo", "grpo", "eval-base",
                   "eval-sft@50"):
@@ -75,7 +99,7 @@ def test_the_resumed_run_skips_the_finished_phases_and_reuses_their_output(resum
 
 
 def test_the_killed_evaluation_kept_its_finished_episodes(resumed):
-    work, _, _, rows_before = resumed
+    work, _, _, rows_before, _ = resumed
     rows = (work / "eval" / "sft" / "targets" / "results.jsonl").read_text().splitlines()
     assert rows[:len(rows_before)] == rows_before and len(rows) == 8  # 4 keys x 2 seeds
 

@@ -55,6 +55,18 @@ def test_a_taken_port_is_refused_before_vllm_starts(tmp_path):
     assert server.process is None  # nothing was launched
 
 
+def test_a_server_that_does_not_answer_in_time_is_a_timeout_saying_which_option_to_raise():
+    from aoi.models.vllm_client import Server, ServerError
+
+    with socket.socket() as silent:  # accepts the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        server = Server(f"http://127.0.0.1:{silent.getsockname()[1]}/v1", timeout=0.5)
+        with pytest.raises(ServerError, match="gave no answer to /v1/models within 0.5 s.*raise the timeout "
+                                              "\\(model.timeout, or models.<role>.timeout"):
+            server.models()
+
+
 def test_a_failed_start_names_its_cause_and_the_log(tmp_path):
     log = tmp_path / "vllm.log"
     log.write_text("INFO starting\n(Worker pid=6) ERROR 12-06 03:06:10 [cpu_worker.py:83] ValueError: Available memory"

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from aoi.config import RunConfig
 
-# Options that may differ between sessions of one run: where files go (the same folder may be named differently).
+# Options that may differ between sessions of one run: where files go (the same folder may be named differently), and
+# at any depth how long a model request may wait (a run resumed on a busier machine may need longer; no answer changes).
 UNPINNED = ("store",)
+UNPINNED_ANYWHERE = ("timeout", "max_retry_wait")
 
 
 def prepare_config(config: RunConfig, out_dir: str | Path, seed: int) -> RunConfig:
@@ -36,11 +38,12 @@ def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
     """Return the dotted options whose values differ between two resolved configs.
 
     Example:
-        >>> _differences({"model": {"spec": "expert", "max_tokens": 9}},
-        ...              {"model": {"spec": "openai:x", "max_tokens": 9}})
+        >>> _differences({"model": {"spec": "expert", "max_tokens": 9, "timeout": 60}},
+        ...              {"model": {"spec": "openai:x", "max_tokens": 9, "timeout": 600}})
         ['model.spec']
     """
-    keys = [k for k in dict.fromkeys([*old, *new]) if not (prefix == "" and k in UNPINNED)]
+    keys = [k for k in dict.fromkeys([*old, *new])
+            if not (prefix == "" and k in UNPINNED) and k not in UNPINNED_ANYWHERE]
     found = []
     for key in keys:
         a, b = old.get(key), new.get(key)

@@ -42,6 +42,11 @@ class Server:
 
         try:
             response = self.client.request(method, path, json=body)
+        except httpx.ReadTimeout as err:
+            raise ServerError(f"the server at {self.url} gave no answer to {path} within {self.client.timeout.read:g} "
+                              "s; it is busy (a local model on a loaded CPU can take minutes) or stuck: raise the "
+                              "timeout (model.timeout, or models.<role>.timeout, in the config) or give it less "
+                              "work at once") from err
         except httpx.TransportError as err:
             raise ServerError(f"no completions server answers at {self.url} ({type(err).__name__}: {err}); start "
                               f"it (`aoi serve-model`, vLLM or `python -m aoi.echo.serve`) or fix {self.flag}") from err
