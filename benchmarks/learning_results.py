@@ -2,9 +2,11 @@
 
 Per variant and set (from each evaluation's results.jsonl): AIOpsLab success and strict success overall (mean over
 all episodes, and per seed for the spread) and per task type, the successes that came from a forced submit at the
-iteration limit (when `aoi eval` records them), the Observer's format-valid rate, environment steps, and episode
-seconds per Observer decision. The curve: held-out-target success of the SFT adapter at its checkpoints (step 0 is the
-base) and of GRPO at its checkpoints (x continues after the SFT's last step), with GRPO's reward by step.
+iteration limit (when `aoi eval` records them), the episodes that ended on an error instead of an answer (e.g. the
+model server timing out: failures too, as AIOpsLab counts them, but not the model's), the Observer's format-valid
+rate, environment steps, and episode seconds per Observer decision. The curve: held-out-target success of the SFT
+adapter at its checkpoints (step 0 is the base) and of GRPO at its checkpoints (x continues after the SFT's last
+step), with GRPO's reward by step.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def figures(results: list[dict]) -> dict:
             "strict": _mean([r["strict_success"] for r in results]),
             "by_task_type": {t: _mean(v) for t, v in sorted(by_type.items())},
             "forced_submit_successes": None if None in forced else sum(forced),
+            "errors": sum(1 for r in results if r.get("error")),
             "format_valid": round(1 - sum(o.get("format_errors", 0) for o in observer) / decisions, 4)
             if decisions else None,
             "steps": _mean([r.get("steps") for r in results]),
@@ -75,13 +78,13 @@ def table(evaluations: dict[str, dict]) -> dict:
 def print_table(results: dict) -> None:
     """Print the table: one line per variant and set."""
     print(f"{'variant':14} {'set':18} {'n':>3} {'success':>8} {'±seeds':>7} {'strict':>7} {'forced':>6} "
-          f"{'format':>7} {'steps':>6} {'s/dec':>6}  per task type")
+          f"{'errors':>6} {'format':>7} {'steps':>6} {'s/dec':>6}  per task type")
     for variant, sets in results.items():
         for name, f in sets.items():
             types = " ".join(f"{t[:4]} {v:.2f}" for t, v in f["by_task_type"].items())
             print(f"{variant:14} {name:18} {f['episodes']:3d} {_n(f['success'], 3):>8} "
                   f"{_n(f['success_seed_std'], 3):>7} {_n(f['strict'], 3):>7} "
-                  f"{_n(f['forced_submit_successes'], 0):>6} {_n(f['format_valid'], 3):>7} "
+                  f"{_n(f['forced_submit_successes'], 0):>6} {_n(f.get('errors'), 0):>6} {_n(f['format_valid'], 3):>7} "
                   f"{_n(f['steps'], 1):>6} {_n(f['seconds_per_decision'], 1):>6}  {types}")
 
 

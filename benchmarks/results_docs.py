@@ -63,14 +63,15 @@ def table_lines(table: dict) -> list[str]:
     """Return the Markdown table: one row per variant and held-out set, then the constant answer on each set."""
     types = sorted({t for sets in table.values() for f in sets.values() for t in f["by_task_type"]})
     head = ["variant", "set", "episodes", "success", "± over seeds", "strict", *types,
-            "forced-submit successes", "format-valid", "steps", "s/decision"]
+            "forced-submit successes", "errors", "format-valid", "steps", "s/decision"]
     lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
     for variant, sets in table.items():
         for name, f in sets.items():
             lines.append(_row([variant_name(variant), name, str(f["episodes"]), number(f["success"]),
                                number(f["success_seed_std"]), number(f["strict"]),
                                *(number(f["by_task_type"].get(t)) for t in types),
-                               number(f["forced_submit_successes"], 0), number(f["format_valid"]),
+                               number(f["forced_submit_successes"], 0), number(f.get("errors"), 0),
+                               number(f["format_valid"]),
                                number(f["steps"], 1), number(f["seconds_per_decision"], 1)]))
     for name in dict.fromkeys(n for sets in table.values() for n in sets):
         figures = baseline(table, name)
@@ -78,7 +79,7 @@ def table_lines(table: dict) -> list[str]:
             overall = figures.get("overall", {})
             lines.append(_row(["constant answer", name, f"problems: {overall.get('problems', '-')}",
                                _na(overall.get("success")), "-", _na(overall.get("strict_success")),
-                               *(_na(figures.get(t, {}).get("success")) for t in types), "-", "-", "-", "-"]))
+                               *(_na(figures.get(t, {}).get("success")) for t in types), "-", "-", "-", "-", "-"]))
     return lines
 
 
@@ -124,7 +125,8 @@ LEGEND = ["Per variant and held-out set, from each `aoi eval`'s results.jsonl (b
           "- success: AIOpsLab's success, the mean over every episode; ± over seeds: its standard deviation over the "
           "per-seed rates; strict: the strict verdict's mean; the task-type columns: success per task type;",
           "- forced-submit successes: successes whose submit the limits forced (the Observer's iterations or the "
-          "environment's steps ran out), not the model's choice;",
+          "environment's steps ran out), not the model's choice; errors: episodes that ended on an error, not an "
+          "answer (a model server's timeout, for one), counted as failures;",
           "- format-valid: the share of the Observer's decisions without a format error; steps: environment steps "
           "per episode; s/decision: episode seconds per Observer decision;",
           "- constant answer: one answer given to every problem of a task type of the set, as `aoi eval` scores it "

@@ -1,4 +1,5 @@
-"""benchmarks/learning_phases.py without a run: a phase that did not finish its work leaves no done marker."""
+"""benchmarks/learning_phases.py and learning_results.py without a run: a phase that did not finish its work leaves no
+done marker, GRPO's state draws outlive a fresh restart, and an episode that ended on an error is counted apart."""
 
 from __future__ import annotations
 
@@ -48,3 +49,16 @@ def test_grpo_killed_before_its_first_checkpoint_restarts_fresh_but_keeps_its_st
     monkeypatch.setattr(aoi.train.grpo, "train_grpo", train_grpo)
     learning_phases.grpo(tmp_path, learning_plan.SIZES["tiny"], seed=0, engine="transformers")
     assert seen == [(False, ["states.jsonl"])] and (out / "states.jsonl").read_text() == '{"row": 0}\n'
+
+
+def test_episodes_that_ended_on_an_error_are_failures_counted_apart(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import learning_results
+
+    def row(success, error=None):
+        return {"seed": 0, "task_type": "detection", "success": success, "strict_success": success,
+                "forced_submit": False, "error": error, "steps": 5, "seconds": 10.0,
+                "replies": {"observer": {"replies": 2, "format_errors": 0}}}
+
+    found = learning_results.figures([row(True), row(False), row(False, "ModelError: no answer within 60 s")])
+    assert found["errors"] == 1 and found["success"] == round(1 / 3, 4) and found["episodes"] == 3
