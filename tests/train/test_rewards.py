@@ -133,14 +133,14 @@ def test_a_probe_earns_what_it_surfaced_and_a_submission_its_answer(compact_data
                  "not a decision"]
     assert json.loads(expert)["next"] == "probe" and "phase" not in json.loads(expert)  # compact teacher data
     scores, total = _scores(start, decisions)
-    assert scores["evidence"] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert scores["evidence"] == [1.0, 0.0, 0.0, 1.0, 0.0]  # the survey's report named it; the right answer
     # The free expert continuation would have solved the task after either probe; the Finisher answers from what
     # the probe surfaced, so only the survey leads to the right answer.
     assert scores["success"] == [1.0, 0.0, 0.0, 1.0, 0.0] and scores["format"] == [1.0] * 4 + [0.0]
-    assert total[0] > total[1] and total[3] > total[2] > total[4] and len(set(total)) >= 4
-    # Pinned on the twin before the episodes moved from the first reward function into the rollout (same values).
+    # the right answer at once scores above the probe after which the Finisher gives it
+    assert total[3] > total[0] > total[1] and total[3] > total[2] > total[4] and len(set(total)) >= 4
     assert scores["efficiency"] == [0.8333, 0.0, 0.0, 0.9667, 0.0]
-    assert total == pytest.approx([3.16666, 0.2, 0.2, 2.89334, 0.0], abs=1e-9)
+    assert total == pytest.approx([3.16666, 0.2, 0.2, 3.19334, 0.0], abs=1e-9)
 
 
 def test_echo_weights_a_sample_as_trl_does(compact_dataset):
@@ -155,4 +155,4 @@ def test_echo_weights_a_sample_as_trl_does(compact_dataset):
 def test_the_finisher_may_verify_a_fix_but_not_investigate(dataset):
     row = execute_row(dataset)
     outcome = play_decision(State.from_row(row), row["expert"], expect=row["prompt"])
-    assert outcome.success and outcome.strict and outcome.evidence == 0.0  # an execution earns no evidence
+    assert outcome.success and outcome.strict and outcome.evidence == 1.0  # a fix that worked earns it

@@ -89,10 +89,13 @@ format_valid.__name__ = "format"  # TRL names a reward function's logs after it:
 
 
 def evidence(prompts: list, completions: list, outcome: list[Outcome], **kwargs) -> list[float]:
-    """Return 1 for each decision that was a probe whose report named a faulty component (per-decision rollouts).
+    """Return 1 for each decision that was a probe whose report named a faulty component, or another decision that
+    succeeded itself (per-decision rollouts).
 
     A probe earns the verdict of what it surfaced (the Finisher answers from it); this term also credits a report
-    that points at the cause before it is enough to answer. Whole-episode outcomes carry 0.
+    that points at the cause before it is enough to answer. A right submission or fix earns it too: it had the evidence
+    in hand, and must not score below a probe after which the Finisher gives the same answer (learning-v3's GRPO,
+    rewarded so, learned to put off submitting). Whole-episode outcomes carry 0.
 
     Example:
         >>> evidence([], [], outcome=[_example(evidence=1.0), _example()])

@@ -4,7 +4,8 @@ Episodes are deterministic by seed, so replaying the Observer's earlier decision
 expert Probe/Executor brings the episode back to exactly the recorded state (in the decision format the state was
 recorded in); the sampled decision is played there and the `Finisher` (aoi.train.finisher: the expert, forbidden to
 investigate further) ends the episode, so the outcome is the decision's own: the verdict on its answer, on its fix,
-or on what its probe surfaced, plus whether that probe's report named the faulty component (`evidence`). A decision
+or on what its probe surfaced, plus `evidence`: whether that probe's report named the faulty component, or for any
+other decision whether it succeeded itself (so a right answer never scores below probing again for it). A decision
 that does not parse is not played. Verdicts are the environment's own (AIOpsLab's results and the strict oracle).
 """
 
@@ -63,7 +64,7 @@ class Outcome:
     sim_seconds: float
     unsafe: int  # commands refused or denied
     decisions: tuple[str, ...] = ()  # the policy's Observer decisions (one in per-decision rollouts)
-    evidence: float = 0.0  # per-decision probes: 1 when the probe's report named a faulty component
+    evidence: float = 0.0  # per decision: a probe whose report named a faulty component, or a decision that succeeded
     error: str | None = None
     extra: dict = field(default_factory=dict)
 
@@ -179,7 +180,11 @@ def play_decision(state: State, decision: str, *, continuation: Model | None = N
     observer = ScriptedObserver([*state.prefix, decision], finisher, expect)
     outcome = play(state, observer, max_steps=max_steps,
                    decision_format=prompt_format(expect) if expect else STANDARD)
-    evidence = _evidence(state, finisher) if extract_json(decision).get("next") == "probe" else 0.0
+    # a probe: did its report name the cause; any other decision: did it end the episode rightly itself (a right
+    # answer had its evidence in hand; without this term a right submission scored below a probe after which the
+    # Finisher submitted the same answer, and GRPO learned to put off submitting)
+    probe = extract_json(decision).get("next") == "probe"
+    evidence = _evidence(state, finisher) if probe else float(outcome.success)
     return Outcome(**{**outcome.__dict__, "decisions": (decision,), "evidence": evidence})
 
 
