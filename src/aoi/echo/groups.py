@@ -52,7 +52,7 @@ def reward_scale(value: str | bool) -> str:
         >>> reward_scale(True), reward_scale("none")
         ('group', 'none')
     """
-    name = {True: "group", False: "none"}.get(value, value) if isinstance(value, bool) else value
+    name = ("group" if value else "none") if isinstance(value, bool) else value
     if name not in SCALES:
         raise ValueError(f"scale_rewards {value!r}: Echo applies {' or '.join(SCALES)}; set one in the config's grpo")
     return name
