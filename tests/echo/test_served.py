@@ -15,7 +15,8 @@ from aoi.echo.weights import WeightStore, adapter_files
 from aoi.train.common import read_jsonl
 from aoi.train.dataset import load_view
 from aoi.train.grpo import COLUMNS
-from aoi.train.served import ServedPolicy, ServerError
+from aoi.train.sampling import batch
+from aoi.train.served import ServedObserver, ServedPolicy, ServerError
 
 from .conftest import SMALL, echo_options
 
@@ -63,13 +64,27 @@ def test_a_server_sampler_draws_what_the_local_sampler_draws(server, rows, tmp_p
         assert b.logprobs_temperature == 1.0 and a.logprobs_temperature is None
 
 
+def test_a_groups_draws_in_one_request_are_the_draws_of_as_many_calls(server, rows):
+    policy = ServedPolicy(server.url, base="tiny", index=6)
+    policy.swap(0, moved_adapter(seed=1))
+    one_by_one = ServedObserver(policy, max_new_tokens=16, seed=5, score=False)
+    texts = [one_by_one.complete(rows[0]["prompt"], role="observer").text for _ in range(3)]
+    batched = ServedObserver(policy, max_new_tokens=16, seed=5, score=False)
+    drawn = batched.draw(rows[0]["prompt"], role="observer", n=3)
+    assert [c.text for c in drawn] == texts and len(set(texts)) > 1  # seeds 5, 6, 7 either way, and they differ
+    assert [d.completion_ids for d in batched.calls] == [d.completion_ids for d in one_by_one.calls]
+    assert all(d.logprobs is None for d in batched.calls)  # not scored: no second request
+    assert batch(batched.calls)["logprobs"] is None
+    policy.close()
+
+
 def test_weight_sync_loads_the_new_version_and_changes_the_log_probs(server, rows):
     import torch
 
     policy = ServedPolicy(server.url, base="tiny", index=7)
     prompt = policy.encode(rows[0]["prompt"])
     policy.swap(0, moved_adapter(seed=1))
-    drawn = policy.generate(prompt, max_tokens=8, temperature=1.0, seed=3, schema=None)
+    [drawn] = policy.generate(prompt, max_tokens=8, temperature=1.0, seed=3, schema=None)
     before = policy.score(prompt, drawn)
     files = moved_adapter(seed=2)
     policy.swap(1, files)

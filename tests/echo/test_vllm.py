@@ -134,6 +134,26 @@ def test_prompt_logprobs_match_the_trainers_logprobs_for_the_base_and_an_adapter
     assert "aoi-s9-v2" not in server.server.models()
 
 
+def test_a_groups_draws_in_one_request_are_the_draws_of_as_many_seeded_requests(server, base, dataset):
+    """GRPO's served rollout draws a group with n=G in one request: vLLM seeds its i-th child `seed + i`, which is
+    what G calls of `complete` would have sent."""
+    from aoi.echo.policy import load_policy
+    from aoi.echo.weights import adapter_files
+    from aoi.train.dataset import load_view
+    from aoi.train.served import ServedObserver, ServedPolicy
+
+    prompt = load_view(dataset, "rl", "by_target", "train")[0]["prompt"]
+    model, _ = load_policy(str(base))
+    randomize_adapter(model, 4)
+    policy = ServedPolicy(server.url, base=str(base), index=5)
+    policy.swap(1, adapter_files(model))
+    one_by_one = ServedObserver(policy, max_new_tokens=48, seed=11, score=False)
+    texts = [one_by_one.complete(prompt, role="observer").text for _ in range(3)]
+    batched = ServedObserver(policy, max_new_tokens=48, seed=11, score=False)
+    assert [c.text for c in batched.draw(prompt, role="observer", n=3)] == texts and len(set(texts)) > 1
+    policy.close()
+
+
 def test_two_samplers_draw_and_score_at_once_under_their_adapters(server, base, dataset):
     """Async Echo with two samplers on one server: each draws and scores while the other does (vLLM 0.32 without
     SCORING_FLAGS: the engine dies on the first scoring request batched beside another under an adapter)."""
@@ -205,7 +225,7 @@ def test_grpo_draws_its_groups_on_vllm_and_loads_each_step(server, base, dataset
     lines = [json.loads(line) for line in (out / "served.jsonl").read_text().splitlines()]
     assert [line["step"] for line in lines] == [0, 1] and all(line["decisions"] == 2 for line in lines)
     assert json.loads((out / "manifest.json").read_text())["sampler_url"] == server.url
-    assert after - before == 2 * 2 * 2  # each decision is two requests on the server: draw, score
+    assert after - before == 2  # a group is one request (n=2), not scored (TRL ignores a rollout's log-probs)
     adapters = [line["adapter"] for line in lines]
     assert ours(listing, adapters[0].rsplit("-s0-", 1)[0]) == set(adapters)
     assert listing.unloaded_after(adapters[0], adapters[1])
@@ -220,7 +240,7 @@ def _counters(url: str) -> float:
                if line.startswith('http_requests_total{handler="/v1/completions"') and 'status="2xx"' in line)
 
 
-def test_grpo_draws_its_varied_states_on_vllm_without_scoring_them(server, base, dataset, tmp_path):
+def test_grpo_draws_its_varied_states_and_then_its_groups_on_vllm(server, base, dataset, tmp_path):
     config = tmp_path / "grpo.yaml"
     config.write_text(yaml.safe_dump({"grpo": SMALL, "rollout": {"varied_states": True}}))
     out = tmp_path / "grpo"
@@ -236,7 +256,7 @@ def test_grpo_draws_its_varied_states_on_vllm_without_scoring_them(server, base,
     varied = any(line["varied"] for line in states)
     assert (done.returncode == 0) == varied, done.stderr[-2000:]
     assert varied or "none of the 4 states gave 2 draws with different rewards" in done.stderr
-    trained = [True] if varied else []  # step 0's group: draw + score
-    assert [line["scored"] for line in served] == [False] * len(states) + trained
-    assert _counters(server.url) - before == len(states) * 2 + 2 * 2 * len(trained)  # each unscored draw: 1 request
+    trained = ["step"] if varied else []  # step 0's group
+    assert [line["for"] for line in served] == ["states"] * len(states) + trained
+    assert _counters(server.url) - before == len(states) + len(trained)  # each group: 1 request
     assert not {line["adapter"] for line in served} & set(server.server.models())  # unloaded, trained or not

@@ -188,7 +188,8 @@ def test_a_seeded_draw_of_a_prompt_longer_than_a_prefill_chunk_completes(base, s
     server = Server(served[0])
     prompt = [(7 * i) % 1000 + 10 for i in range(2500)]
     for seed in (1, 2):
-        ids, reason = completion_ids(server, "tiny32", prompt, max_tokens=4, temperature=1.0, seed=seed, schema=None)
+        [(ids, reason)] = completion_ids(server, "tiny32", prompt, max_tokens=4, temperature=1.0, seed=seed,
+                                         schema=None)
         assert 1 <= len(ids) <= 4 and reason in ("stop", "length")
     assert "tiny32" in server.models()  # still serving
 

@@ -1,7 +1,8 @@
 """The policy behind aoi.echo.serve's loopback server: vLLM's completion fields on the local transformers policy.
 
 `PolicyServer.route(method, path, body)` answers `/v1/models`, `/v1/completions` (generation as aoi.models.local
-samples, JSON-schema constraint, `prompt_logprobs`) and the runtime LoRA routes; aoi.echo.serve puts it on HTTP.
+samples, `n` seeded as vLLM seeds it, JSON-schema constraint, `prompt_logprobs`) and the runtime LoRA routes;
+aoi.echo.serve puts it on HTTP.
 Adapters are kept as state dicts and swapped into the one PEFT model per request, under a lock.
 """
 
@@ -90,18 +91,24 @@ class PolicyServer:
         return f"Success: LoRA adapter '{name}' removed successfully."
 
     def completions(self, body: dict) -> dict:
-        """Generate one completion (and the prompt's log-probs when asked), vLLM's response shape."""
+        """Generate `n` completions, the i-th seeded `seed + i` as vLLM seeds them (and the prompt's log-probs when
+        asked), vLLM's response shape."""
         ids, name = self._prompt(body.get("prompt")), body.get("model") or self.name
+        n, seed = int(body.get("n") or 1), int(body.get("seed") or 0)
+        choices, drawn = [], 0
         with self._weights(name):
-            tokens, logprobs = self._generate(ids, body)
             scored = _prompt_logprobs(self.model, ids, int(body["prompt_logprobs"])) \
                 if body.get("prompt_logprobs") is not None else None
-        stop = "length" if len(tokens) >= int(body.get("max_tokens") or 16) else "stop"
-        choice = {"index": 0, "text": self.tokenizer.decode(tokens, skip_special_tokens=True),
-                  "logprobs": self._logprobs(tokens, logprobs, body), "finish_reason": stop, "prompt_logprobs": scored}
+            for index in range(n):
+                tokens, logprobs = self._generate(ids, {**body, "seed": seed + index})
+                stop = "length" if len(tokens) >= int(body.get("max_tokens") or 16) else "stop"
+                choices.append({"index": index, "text": self.tokenizer.decode(tokens, skip_special_tokens=True),
+                                "logprobs": self._logprobs(tokens, logprobs, body), "finish_reason": stop,
+                                "prompt_logprobs": scored})
+                drawn += len(tokens)
         return {"id": f"cmpl-{time.time_ns()}", "object": "text_completion", "created": int(time.time()),
-                "model": name, "choices": [choice], "usage": {"prompt_tokens": len(ids), "completion_tokens":
-                                                              len(tokens), "total_tokens": len(ids) + len(tokens)}}
+                "model": name, "choices": choices, "usage": {"prompt_tokens": len(ids), "completion_tokens": drawn,
+                                                             "total_tokens": len(ids) + drawn}}
 
     def _prompt(self, prompt: Any) -> list[int]:
         """Return one prompt's token ids (text is tokenized with the tokenizer's specials, as vLLM does)."""
@@ -129,8 +136,8 @@ class PolicyServer:
     def _generate(self, ids: list[int], body: dict) -> tuple[list[int], list[float]]:
         """Sample the completion as aoi.models.local does; return its token ids and raw log-probs."""
         cuts = {key: body[key] for key, off in PLAIN.items() if body.get(key) is not None and body[key] not in off}
-        if cuts or int(body.get("n") or 1) != 1:
-            raise RequestError(400, f"this server samples plainly, one completion a request; drop {cuts or 'n'}")
+        if cuts:
+            raise RequestError(400, f"this server samples plainly; drop {cuts}")
         schema = _schema(body)
         local = _Generator.from_loaded(self.model, self.tokenizer, name=f"local:{self.name}",
                                        max_new_tokens=int(body.get("max_tokens") or 16),

@@ -107,21 +107,30 @@ def check_server(server: Server | str, model: str | None = None, flag: str = "--
 
 
 def completion_ids(server: Server, model: str, prompt_ids: list[int], *, max_tokens: int, temperature: float,
-                   seed: int, schema: dict | None) -> tuple[list[int], str]:
-    """Draw a completion of the prompt's ids; return its token ids and finish reason ("stop" or "length")."""
+                   seed: int, schema: dict | None, n: int = 1) -> list[tuple[list[int], str]]:
+    """Draw `n` completions of the prompt's ids in one request; return each one's token ids and finish reason ("stop"
+    or "length"), in order. vLLM seeds the i-th with `seed + i`, so they are the draws of n requests seeded so."""
     # Every sampling setting is explicit: vLLM would otherwise take the model's generation_config defaults, and
     # the trainer's log-probs assume plain sampling at `temperature` (no top-k/top-p/min-p cut, no penalty).
     body = {"model": model, "prompt": prompt_ids, "max_tokens": max_tokens, "temperature": temperature,
             "top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0, "seed": seed, "logprobs": 0,
             "return_tokens_as_token_ids": True}
+    if n != 1:
+        body["n"] = n
     if schema is not None:
         body["structured_outputs"] = {"json": schema}
-    choice = server.request("POST", "/v1/completions", body)["choices"][0]
-    tokens = (choice.get("logprobs") or {}).get("tokens")
-    if tokens is None or not all(str(t).startswith("token_id:") for t in tokens):
-        raise ServerError(f"the server at {server.url} returned no token ids; it must honour "
-                          "return_tokens_as_token_ids (vLLM's OpenAI server does)")
-    return [int(str(t).split(":", 1)[1]) for t in tokens], str(choice.get("finish_reason"))
+    choices = sorted(server.request("POST", "/v1/completions", body)["choices"], key=lambda c: c.get("index", 0))
+    drawn = []
+    for choice in choices:
+        tokens = (choice.get("logprobs") or {}).get("tokens")
+        if tokens is None or not all(str(t).startswith("token_id:") for t in tokens):
+            raise ServerError(f"the server at {server.url} returned no token ids; it must honour "
+                              "return_tokens_as_token_ids (vLLM's OpenAI server does)")
+        drawn.append(([int(str(t).split(":", 1)[1]) for t in tokens], str(choice.get("finish_reason"))))
+    if len(drawn) != n:
+        raise ServerError(f"the server at {server.url} returned {len(drawn)} completions for n={n}; it must honour n "
+                          "(vLLM's OpenAI server does)")
+    return drawn
 
 
 def prompt_logprobs(server: Server, model: str, prompt_ids: list[int], completion: list[int]) -> list[float]:

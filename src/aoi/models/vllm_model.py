@@ -72,9 +72,9 @@ class VllmModel:
         prompt = token_ids(self.tokenizer, render(self.tokenizer, messages))
         schema = schema or reply_schema(role, messages)
         sent = vllm_schema(schema, budget) if schema is not None and self.constrained else None
-        ids, finish = completion_ids(self.server, self.model, prompt, max_tokens=budget, seed=self.seed + self.calls,
-                                     temperature=self.temperature if temperature is None else temperature,
-                                     schema=sent)
+        [(ids, finish)] = completion_ids(self.server, self.model, prompt, max_tokens=budget,
+                                         seed=self.seed + self.calls, schema=sent,
+                                         temperature=self.temperature if temperature is None else temperature)
         self.calls += 1
         if schema is not None and sent is None:
             ids = until_json_closes(self.tokenizer, ids)

@@ -30,15 +30,19 @@ class Draw:
     logprobs_temperature: float | None = None  # the temperature of `logprobs` (None: the sampling one; a server's: 1)
 
 
-def batch(draws: list[Draw]) -> dict[str, list]:
-    """Return draws as a TRL rollout_func hands them back: prompt ids, completion ids and log-probs per sample.
+def batch(draws: list[Draw]) -> dict[str, list | None]:
+    """Return draws as a TRL rollout_func hands them back: prompt ids, completion ids and log-probs per sample
+    (`logprobs` None when the draws have none: a server's draws that were not scored).
 
     Example:
         >>> batch([Draw(prompt_ids=[1], completion_ids=[2, 3], logprobs=[-0.5, -0.1], text="{}")])
         {'prompt_ids': [[1]], 'completion_ids': [[2, 3]], 'logprobs': [[-0.5, -0.1]]}
+        >>> batch([Draw(prompt_ids=[1], completion_ids=[2], logprobs=None, text="{}")])["logprobs"] is None
+        True
     """
+    logprobs = [d.logprobs for d in draws]
     return {"prompt_ids": [d.prompt_ids for d in draws], "completion_ids": [d.completion_ids for d in draws],
-            "logprobs": [d.logprobs for d in draws]}
+            "logprobs": None if any(lp is None for lp in logprobs) else logprobs}
 
 
 def sample_seed(*parts: Any) -> int:

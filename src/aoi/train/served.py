@@ -6,16 +6,16 @@ sends the prompt's token ids to `/v1/completions` (JSON-schema constrained throu
 closed and its strings bounded by the cap (aoi.models.vllm_model.vllm_schema): against the real server (vLLM 0.32,
 guidance backend) the Observer's open schema let 2 of 6 tiny-model replies run to the cap unparsed, the closed one 0.
 
-Behaviour log-probs come from a second, scoring request over prompt + completion (`prompt_logprobs`: one row per
-prompt token, the first null, each keyed by the token id's string), not from the sampled tokens' `logprobs`: under
-a schema vLLM computes those after the grammar mask (measured: up to 11 nats above the unmasked log-prob), while
-the trainer's pi_old is of the unmasked logits (aoi.echo.policy.completion_logprobs). The server runs with
-`--logprobs-mode raw_logprobs`: prompt log-probs are of the raw logits whatever the request's temperature (the same
-at 0, 0.5 and 2), so samples record `logprobs_temperature` 1.0 and the trainer compares them with pi_old at
-temperature 1.0 (the loss itself stays at the sampling temperature). On an fp32 server they match the trainer's
-fp32 log-probs within 1e-6 (tests/echo/test_vllm.py). A server that scores for several samplers at once runs one
-sequence per engine step (aoi.models.vllm_launch.SCORING_FLAGS: batched beside another request under an adapter, a
-scoring request kills vLLM 0.32's CPU engine).
+Behaviour log-probs (Echo's samplers ask for them; GRPO's served rollout does not) come from a second, scoring request
+over prompt + completion (`prompt_logprobs`: one row per prompt token, the first null, each keyed by the token id's
+string), not from the sampled tokens' `logprobs`: under a schema vLLM computes those after the grammar mask (measured:
+up to 11 nats above the unmasked log-prob), while the trainer's pi_old is of the unmasked logits
+(aoi.echo.policy.completion_logprobs). The server runs with `--logprobs-mode raw_logprobs`: prompt log-probs are of
+the raw logits whatever the request's temperature (the same at 0, 0.5 and 2), so samples record `logprobs_temperature`
+1.0 and the trainer compares them with pi_old at temperature 1.0 (the loss itself stays at the sampling temperature).
+On an fp32 server they match the trainer's fp32 log-probs within 1e-6 (tests/echo/test_vllm.py). A server that scores
+for several samplers at once runs one sequence per engine step (aoi.models.vllm_launch.SCORING_FLAGS: batched beside
+another request under an adapter, a scoring request kills vLLM 0.32's CPU engine).
 
 Weight sync: each new adapter version is written into a folder the server reads and loaded with
 `/v1/load_lora_adapter` as `<prefix>-s<sampler>-v<N>` (vLLM needs --enable-lora and
@@ -99,10 +99,10 @@ class ServedPolicy:
         return token_ids(self.tokenizer, render(self.tokenizer, messages))
 
     def generate(self, prompt_ids: list[int], *, max_tokens: int, temperature: float, seed: int,
-                 schema: dict | None) -> list[int]:
-        """Draw a completion; return its token ids."""
-        return completion_ids(self.server, self.model, prompt_ids, max_tokens=max_tokens, temperature=temperature,
-                              seed=seed, schema=schema)[0]
+                 schema: dict | None, n: int = 1) -> list[list[int]]:
+        """Draw `n` completions in one request (the i-th seeded `seed + i`); return their token ids."""
+        return [ids for ids, _ in completion_ids(self.server, self.model, prompt_ids, max_tokens=max_tokens,
+                                                 temperature=temperature, seed=seed, schema=schema, n=n)]
 
     def score(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
         """Return log pi(token) of each completion token at temperature 1, unmasked (the server's prompt_logprobs)."""
@@ -123,18 +123,29 @@ class ServedObserver:
     def complete(self, messages: list[Message], *, role: str, max_tokens: int | None = None,
                  temperature: float | None = None, schema: dict | None = None, context: Any = None) -> Completion:
         """Draw one decision on the server (seed + call index, as LocalModel seeds); keep its ids and log-probs."""
+        return self.draw(messages, role=role, schema=schema)[0]
+
+    def draw(self, messages: list[Message], *, role: str, n: int = 1, schema: dict | None = None) -> list[Completion]:
+        """Draw `n` decisions at one prompt in one request, which the server batches; keep each as a call.
+
+        The i-th is seeded `seed + call index + i`, so they are the decisions n calls of `complete` would draw.
+        """
         started = time.perf_counter()
         prompt_ids = self.policy.encode(messages)
         schema = (schema or reply_schema(role, messages)) if self.constrained else None
-        ids = self.policy.generate(prompt_ids, max_tokens=self.max_new_tokens, temperature=self.temperature,
-                                   seed=self.seed + len(self.calls),
-                                   schema=vllm_schema(schema, self.max_new_tokens) if schema else None)
-        logprobs = self.policy.score(prompt_ids, ids) if self.score else []
-        text = self.policy.tokenizer.decode(ids, skip_special_tokens=True).strip()
-        self.calls.append(Draw(prompt_ids=prompt_ids, completion_ids=ids, logprobs=logprobs, text=text,
-                               logprobs_temperature=RAW_TEMPERATURE))
-        return Completion(text, input_tokens=len(prompt_ids), output_tokens=len(ids), logprobs=logprobs,
-                          latency=time.perf_counter() - started, meta={"model": self.policy.model, "token_ids": ids})
+        drawn = self.policy.generate(prompt_ids, max_tokens=self.max_new_tokens, temperature=self.temperature,
+                                     seed=self.seed + len(self.calls), n=n,
+                                     schema=vllm_schema(schema, self.max_new_tokens) if schema else None)
+        completions = []
+        for ids in drawn:
+            logprobs = self.policy.score(prompt_ids, ids) if self.score else None
+            text = self.policy.tokenizer.decode(ids, skip_special_tokens=True).strip()
+            self.calls.append(Draw(prompt_ids=prompt_ids, completion_ids=ids, logprobs=logprobs, text=text,
+                                   logprobs_temperature=RAW_TEMPERATURE))
+            completions.append(Completion(text, input_tokens=len(prompt_ids), output_tokens=len(ids),
+                                          logprobs=logprobs, latency=time.perf_counter() - started,
+                                          meta={"model": self.policy.model, "token_ids": ids}))
+        return completions
 
 
 def release_adapters(url: str, prefix: str, rounds: int = 3) -> list[str]:
@@ -157,11 +168,12 @@ def release_adapters(url: str, prefix: str, rounds: int = 3) -> list[str]:
 
 
 @contextlib.contextmanager
-def sampler_server(url: str | None, base: str, device: str = "cpu") -> Iterator[str | None]:
+def sampler_server(url: str | None, base: str, device: str = "cpu", *, scoring: bool = True) -> Iterator[str | None]:
     """Yield the URL samplers draw on: `url` as given, or with `vllm` a managed vLLM server on `base`, started here
     and stopped on leaving. It serves the trainer's dtype (fp32 on CPU, bf16 on CUDA), so the behaviour log-probs
-    and the trainer's agree to rounding, and one sequence per step (SCORING_FLAGS); a server given by URL that
-    several samplers share needs that too (`aoi serve-model --for-samplers`)."""
+    and the trainer's agree to rounding; for samplers that score, one sequence per step (SCORING_FLAGS), else it
+    batches (a group's n draws in one request); a server given by URL that several scoring samplers share needs
+    that too (`aoi serve-model --for-samplers`)."""
     if url != AUTO:
         yield url
         return
@@ -169,5 +181,5 @@ def sampler_server(url: str | None, base: str, device: str = "cpu") -> Iterator[
     from aoi.models.vllm_server import ManagedServer
 
     dtype = "bfloat16" if str(device).startswith("cuda") else "float32"
-    with ManagedServer(base=base, dtype=dtype, extra=list(SCORING_FLAGS)) as managed:
+    with ManagedServer(base=base, dtype=dtype, extra=list(SCORING_FLAGS) if scoring else []) as managed:
         yield managed.url

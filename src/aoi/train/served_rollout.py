@@ -2,11 +2,16 @@
 
 `served_rollout` draws a batch's decisions for GRPO's rollout_func (aoi.train.decisions plays them), like
 aoi.train.sampling.local_draws, but each decision is drawn on the server by aoi.train.served (the schema as
-`structured_outputs`, the behaviour log-probs from `prompt_logprobs`).
+`structured_outputs`; a group's G draws in one request, which the server batches), without behaviour log-probs: TRL
+1.16 uses a rollout's log-probs only in its own vLLM's importance-sampling correction (`use_vllm`, off here), and the
+adapter is synced every step, so the scoring request (prompt_logprobs over the whole prompt) was cost for nothing (v3:
+a group of 4 took 112 s median to draw and score at the training steps, 26 s median to draw at the state choice).
 Before a batch is drawn at a new optimizer step, the trainer's adapter is written and loaded on the server as
-`aoi-grpo-<run>-s0-v<step>`, and the previous step's unloaded: each group is drawn by the weights being trained.
-With `vllm` as the URL a managed server on the base is started at the first batch and stopped when training ends.
-Each batch adds a line to OUT/served.jsonl: the step, the adapter that drew it, its decisions and seconds.
+`aoi-grpo-<run>-s0-v<step>`, and the previous step's unloaded: each group is drawn by the weights being trained. With
+`vllm` as the URL a managed server on the base (batching: no scoring flags) is started at the first batch and stopped
+when training ends.
+Each batch adds a line to OUT/served.jsonl: the step, what it was drawn for (`states`: the varied-state choice,
+`step`: a training group), the adapter that drew it, its decisions and seconds.
 """
 
 from __future__ import annotations
@@ -37,13 +42,13 @@ class ServedRollout:
 
     def __call__(self, prompts: list, trainer: Any) -> dict:
         """Draw one decision per prompt (prompts arrive repeated G times) with the trainer's current adapter."""
-        return batch(self._draw(prompts, trainer, score=True).calls)
+        return batch(self._draw(prompts, trainer, purpose="step").calls)
 
     def texts(self, prompts: list, trainer: Any) -> list[str]:
-        """Draw as a batch is drawn, without the scoring requests (no log-probs); return the decisions' texts."""
-        return [call.text for call in self._draw(prompts, trainer, score=False).calls]
+        """Draw as a batch is drawn (for the varied-state choice); return the decisions' texts."""
+        return [call.text for call in self._draw(prompts, trainer, purpose="states").calls]
 
-    def _draw(self, prompts: list, trainer: Any, *, score: bool) -> ServedObserver:
+    def _draw(self, prompts: list, trainer: Any, *, purpose: str) -> ServedObserver:
         """Draw one decision per prompt with the trainer's current adapter; return the observer that kept them."""
         if self.policy is None:
             self._start(trainer)
@@ -54,10 +59,10 @@ class ServedRollout:
         self.batches += 1
         observer = ServedObserver(self.policy, max_new_tokens=trainer.args.max_completion_length,
                                   temperature=trainer.args.temperature, constrained=self.constrained,
-                                  seed=sample_seed(self.seed, self.version, self.batches), score=score)
-        for prompt in prompts:
-            observer.complete(prompt, role="observer")
-        self._record({"step": self.version, "adapter": self.policy.loaded, "decisions": len(prompts), "scored": score,
+                                  seed=sample_seed(self.seed, self.version, self.batches), score=False)
+        for prompt, n in runs(prompts):  # a group's G copies of its prompt: one request the server batches
+            observer.draw(prompt, role="observer", n=n)
+        self._record({"step": self.version, "adapter": self.policy.loaded, "decisions": len(prompts), "for": purpose,
                       "sync_s": round(synced - started, 3), "draw_s": round(time.perf_counter() - synced, 3)})
         return observer
 
@@ -65,7 +70,7 @@ class ServedRollout:
         """Reach (or start) the server, and have the trainer close this rollout when training ends."""
         from transformers import TrainerCallback
 
-        url = self.stack.enter_context(sampler_server(self.url, self.base, self.device))
+        url = self.stack.enter_context(sampler_server(self.url, self.base, self.device, scoring=False))
         self.policy = ServedPolicy(url, base=self.base, prefix=self.prefix)
         rollout = self
 
@@ -94,6 +99,22 @@ class ServedRollout:
             self.policy.close()
             self.policy = None
         self.stack.close()
+
+
+def runs(prompts: list) -> list[tuple[Any, int]]:
+    """Return the prompts as (prompt, how many times in a row), in order (TRL repeats each prompt G times).
+
+    Example:
+        >>> runs(["a", "a", "b", "a"])
+        [('a', 2), ('b', 1), ('a', 1)]
+    """
+    found: list[tuple[Any, int]] = []
+    for prompt in prompts:
+        if found and found[-1][0] == prompt:
+            found[-1] = (prompt, found[-1][1] + 1)
+        else:
+            found.append((prompt, 1))
+    return found
 
 
 def served_rollout(url: str, *, base: str, out: Path, seed: int, constrained: bool = True,
