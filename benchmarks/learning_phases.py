@@ -22,9 +22,6 @@ import yaml
 from learning_plan import Size, pairs
 
 SETS = {"held-out targets": "targets", "held-out families": "families"}
-# Seconds one Observer decision may take on the local server (model.timeout's 60 is for hosted APIs): learning-v3's
-# GRPO evaluation lost 4 of 60 episodes to 60 s timeouts of decisions on the 2-core CPU's vLLM server (model_error).
-LOCAL_TIMEOUT = 600.0
 
 
 def marker(work: Path, name: str) -> Path:
@@ -158,7 +155,7 @@ def evaluate(work: Path, variant: str, observer: str, keys: dict, size: Size, se
     folder = work / "eval" / variant
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "config.yaml"
-    models = {} if observer == "expert" else {"observer": {"spec": observer, "timeout": LOCAL_TIMEOUT}}
+    models = {} if observer == "expert" else {"observer": {"spec": observer}}
     config.write_text(yaml.safe_dump({"model": "expert", "models": models, "env": {"max_steps": size.episode_steps},
                                       "agent": {"max_iterations": size.max_iterations}}))
     runs = {}

@@ -36,6 +36,22 @@ def test_defaults_without_any_source():
     assert config.store.path == Path("runs/trajectories.db") and config.store.audit_log == Path("runs/audit.jsonl")
 
 
+def test_an_unset_timeout_leaves_each_backend_its_own():
+    import inspect
+
+    from aoi.agents.runtime import _options
+    from aoi.models.registry import load_model
+    from aoi.models.vllm_model import VllmModel
+
+    config = load_config(environ={})
+    assert config.model.timeout is None and "timeout" not in _options(config.model)
+    endpoint = "vllm:m@http://127.0.0.1:9"  # nothing is sent while the model is built
+    assert load_model(endpoint, **_options(config.model)).inner.timeout == 60.0  # an endpoint's own
+    chosen = load_config(overrides={"model": {"timeout": 7}}, environ={})
+    assert load_model(endpoint, **_options(chosen.model)).inner.timeout == 7
+    assert inspect.signature(VllmModel).parameters["timeout"].default == 600.0  # a local model on vLLM: its own
+
+
 def test_precedence_file_then_environment_then_overrides():
     write("aoi.yaml", "env: {seed: 1, max_steps: 10}\nmodel: {spec: 'openai:a', base_url: 'http://h:1/v1'}\n")
     environ = {"AOI_SEED": "2", "AOI_MODEL": "openai:b", "AOI_MAX_STEPS": ""}

@@ -41,7 +41,7 @@ def test_a_loaded_endpoint_model_answers_and_retries(fake_openai):
     assert (done.text, done.attempts, sleeps) == ("ready", 2, [1.0])
 
 
-RUN_CONFIG_OPTIONS = {"temperature": 0.0, "max_tokens": 1024, "timeout": 60.0}  # what aoi run passes to any spec
+RUN_CONFIG_OPTIONS = {"temperature": 0.0, "max_tokens": 1024, "timeout": 60.0}  # what aoi run may pass to any spec
 
 
 def test_replay_spec_is_not_wrapped_and_takes_the_common_options(tmp_path):

@@ -31,8 +31,9 @@ class ModelConfig(_Section):
                                       "shows **********).")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature (0 = greedy).")
     max_tokens: int = Field(1024, ge=1, description="Most tokens one answer may generate.")
-    timeout: float = Field(60.0, gt=0, description="Seconds one request may take in all (connecting, waiting, "
-                           "reading the whole body) before it counts as a (retried) timeout.")
+    timeout: float | None = Field(None, gt=0, description="Seconds one request may take in all (connecting, "
+                                  "waiting, reading the whole body) before it counts as a (retried) timeout (None: "
+                                  "the backend's own, 60 s for an endpoint, 600 s for a local model on vLLM).")
     max_retry_wait: float = Field(60.0, ge=0, description="Longest Retry-After (seconds) a rate-limited or busy "
                                   "server is waited for before a retry; one asking for more fails the call at once, "
                                   "saying so, instead of holding the run (0: never wait on Retry-After).")
