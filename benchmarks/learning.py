@@ -29,7 +29,9 @@ python and the base is not tiny; on transformers otherwise; the run prints which
 Sizes (learning_plan.SIZES): --tiny (tiny random model, one teacher episode and one for GRPO's states, 8
 held-out-target and 2 held-out-family episodes: CI checks every phase); --quick (SmolLM2, 12 + 4 teacher episodes,
 16 + 4 held-out episodes per variant); default (SmolLM2, 60 + 20 teacher episodes, 40 held-out-target (10 per task
-type) and 20 held-out-family episodes per variant, two seeds per key).
+type) and 20 held-out-family episodes per variant, two seeds per key). `--set KEY=VALUE` (repeatable) changes one of
+the size's settings (learning_plan.Size) for a new --work; plan.json keeps it, and the results JSON's command and
+settings show it.
     nice -n 10 .venv/bin/python benchmarks/learning.py --work runs/learning          # default: the lead's run
     nice -n 10 .venv/bin/python benchmarks/learning.py --quick --work runs/learning-quick
     .venv/bin/python benchmarks/learning.py --tiny --work /tmp/learning-tiny
@@ -54,7 +56,7 @@ from pathlib import Path
 
 import learning_phases as phases
 import learning_results as results
-from learning_plan import SIZES, choose_keys, engine, percent, planned_size, size_dict
+from learning_plan import SIZES, choose_keys, engine, percent, planned_size, size_dict, with_settings
 
 from aoi.interrupts import interruptible
 
@@ -63,17 +65,26 @@ FINAL = {"base": None, "sft": 1.0, "grpo": 1.0}
 
 
 def plan(args, size_name: str) -> dict:
-    """Return the run's plan (size, seed, keys), written once into WORK/plan.json; refuse a WORK of another size.
+    """Return the run's plan (size with its --set settings, seed, keys), written once into WORK/plan.json; refuse a
+    WORK of another size, or a --set its plan does not have.
 
     A resumed run keeps the settings it was planned with, even where the size's definition has changed since."""
     path = args.work / "plan.json"
+    try:
+        size = with_settings(SIZES[size_name], args.set)
+    except ValueError as err:
+        sys.exit(f"error: {err}")
     if path.is_file():
         saved = json.loads(path.read_text())
         if (saved["size_name"], saved["seed"]) != (size_name, args.seed):
             sys.exit(f"error: {args.work} holds a {saved['size_name']} run with seed {saved['seed']}; give another "
                      "--work, or the same size and seed to resume it")
-        return _with_later_fields(saved, path)
-    size = SIZES[size_name]
+        saved = _with_later_fields(saved, path)
+        planned = planned_size(size_name, saved["size"])
+        if with_settings(planned, args.set) != planned:
+            sys.exit(f"error: {args.work} was planned with other settings than --set {' '.join(args.set)} "
+                     f"({path}); resume it without them (or with its own), or give another --work")
+        return saved
     saved = {"size_name": size_name, "size": size_dict(size), "seed": args.seed, "keys": choose_keys(size, args.seed),
              "load_average_at_start": os.getloadavg(), "started_at": time.time()}
     args.work.mkdir(parents=True, exist_ok=True)
@@ -225,6 +236,9 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--work", type=Path, required=True, help="folder for every phase's output (resumes there)")
     parser.add_argument("--phase", help="run this phase alone (e.g. sft, eval-base, report)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="change one of the size's settings for a new --work (learning_plan.Size, e.g. "
+                             "grpo_steps=60, group=8, grpo_curve=0.5,1); written into plan.json, kept on resume")
     parser.add_argument("--results", type=Path, help="results JSON (default by size; see the docstring)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                         help="SFT, GRPO and the transformers Observer's device (cuda: bf16)")

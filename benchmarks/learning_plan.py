@@ -13,7 +13,7 @@ Every variant is evaluated on the same keys with the same seeds.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 
 from aoi.tasks import TASK_TYPES, TaskType
 
@@ -64,6 +64,43 @@ SIZES = {
 def size_dict(size: Size) -> dict:
     """Return a size as plain data (tuples as lists, as JSON reads them back)."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(size).items()}
+
+
+def with_settings(size: Size, settings: list[str]) -> Size:
+    """Return the size with `KEY=VALUE` settings applied (learning.py --set); an unknown key or a value of the wrong
+    kind is a ValueError that says what is accepted.
+
+    Example:
+        >>> changed = with_settings(SIZES["default"], ["grpo_steps=60", "grpo_curve=0.5,1", "varied_states=false"])
+        >>> changed.grpo_steps, changed.grpo_curve, changed.varied_states
+        (60, (0.5, 1.0), False)
+    """
+    kinds = {field.name: str(field.type) for field in fields(Size)}
+    changed = {}
+    for item in settings:
+        key, sep, text = item.partition("=")
+        if not sep or key not in kinds:
+            raise ValueError(f"--set {item!r}: give KEY=VALUE with KEY one of {', '.join(kinds)}")
+        try:
+            changed[key] = _setting(text.strip(), kinds[key])
+        except ValueError:
+            raise ValueError(f"--set {item!r}: {key} takes {kinds[key]} (a tuple as 0.5,1.0; None as none)") from None
+    return replace(size, **changed)
+
+
+def _setting(text: str, kind: str):
+    """Return a setting's value read as its Size field's type."""
+    if text.lower() == "none" and "None" in kind:
+        return None
+    if kind == "bool":
+        if text.lower() not in ("true", "false"):
+            raise ValueError(text)
+        return text.lower() == "true"
+    if kind.startswith("tuple"):
+        return tuple(float(part) for part in text.split(","))
+    if kind.startswith("int"):
+        return int(text)
+    return float(text) if kind == "float" else text
 
 
 def planned_size(name: str, saved: dict) -> Size:

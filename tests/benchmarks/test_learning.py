@@ -157,6 +157,21 @@ def test_a_plan_written_before_later_key_sets_and_settings_gets_them_and_keeps_t
     assert json.loads(path.read_text())["size"] == {**fresh["size"], "sft_curve": [0.3, 1.0]}
 
 
+def test_set_changes_a_new_plans_settings_and_a_resumed_run_keeps_them(tmp_path):
+    def plan_only(*more: str) -> str:  # an unknown phase: the plan is written, nothing runs; return stderr
+        return subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--work", str(tmp_path), "--phase", "none",
+                               *more], cwd=ROOT, capture_output=True, text=True).stderr
+
+    assert "grpo_steps takes int" in plan_only("--set", "grpo_steps=many")
+    assert not (tmp_path / "plan.json").exists()
+    assert "eval-grpo@50" in plan_only("--set", "grpo_steps=4", "--set", "grpo_curve=0.5,1")  # phases from the curve
+    size = json.loads((tmp_path / "plan.json").read_text())["size"]
+    assert (size["grpo_steps"], size["grpo_curve"]) == (4, [0.5, 1.0])
+    assert "unknown phase" in plan_only() and "eval-grpo@50" in plan_only()  # resumed: the planned settings
+    assert "unknown phase" in plan_only("--set", "grpo_steps=4")  # its own setting again
+    assert "planned with other settings than --set grpo_steps=5" in plan_only("--set", "grpo_steps=5")
+
+
 @pytest.mark.parametrize("size", ["tiny", "quick", "default"])
 def test_the_teacher_answers_no_on_train_side_healthy_systems_and_held_out_detection_has_unseen_ones(size,
                                                                                                       monkeypatch):
