@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import tempfile
 import time
 from pathlib import Path
@@ -108,13 +109,7 @@ def runs(prompts: list) -> list[tuple[Any, int]]:
         >>> runs(["a", "a", "b", "a"])
         [('a', 2), ('b', 1), ('a', 1)]
     """
-    found: list[tuple[Any, int]] = []
-    for prompt in prompts:
-        if found and found[-1][0] == prompt:
-            found[-1] = (prompt, found[-1][1] + 1)
-        else:
-            found.append((prompt, 1))
-    return found
+    return [(prompt, len(list(repeats))) for prompt, repeats in itertools.groupby(prompts)]
 
 
 def served_rollout(url: str, *, base: str, out: Path, seed: int, constrained: bool = True,
