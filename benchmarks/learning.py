@@ -19,8 +19,9 @@ phase it was in (evaluations keep their finished episodes; SFT and GRPO continue
                `aoi eval` of each variant on the same keys and seeds: held-out targets (by_target test; detection
                half no-fault problems) and, for base, SFT, SFT+GRPO and the expert, held-out families (by_family
                test); @P: the checkpoint at P% of the steps, on held-out targets (the learning curve)
-  report       the table, the curve (WORK/learning_curve.png; WORK/grpo/heldout.jsonl for `aoi report WORK/grpo`)
-               and the results JSON (always rewritten)
+  report       the table, SFT against the base and GRPO against SFT episode by episode (gained, lost, sign test),
+               the curve (WORK/learning_curve.png; WORK/grpo/heldout.jsonl for `aoi report WORK/grpo`) and the
+               results JSON (always rewritten)
 `--phase NAME` runs one phase alone (its inputs must be done). `--device cuda` trains and runs the local Observer on
 a GPU in bf16 (default cpu; benchmarks/gpu/ runs it there). The Observer runs on vLLM (`local:...+engine=vllm`),
 and GRPO draws its groups there (`--sampler-url vllm`, the trainer on torch), when aoi.models.vllm_server finds a vLLM
@@ -165,7 +166,8 @@ def report(work: Path, saved: dict, size, args) -> dict:
             "keys": saved["keys"],
             "phase_seconds": {n: records[n]["seconds"] for n in order if n in records},
             "phases_missing": [n for n in phases_in_order(size) if n not in records],
-            "table": table, "curve": learning, "training": _manifests(work), "chart": str(png) if png else None,
+            "table": table, "paired": results.comparisons(evaluations), "curve": learning,
+            "training": _manifests(work), "chart": str(png) if png else None,
             "work": str(work), "rebuild": "adapters are not kept in the repository: rerun `command` (same seed) on a "
                                           "fresh --work; SFT and GRPO are seeded, so it trains the same adapters"}
     args.results.parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,10 @@ Per variant and set (from each evaluation's results.jsonl): AIOpsLab success and
 all episodes, and per seed for the spread) and per task type, the successes that came from a forced submit at the
 iteration limit (when `aoi eval` records them), the episodes that ended on an error instead of an answer (e.g. the
 model server timing out: failures too, as AIOpsLab counts them, but not the model's), the Observer's format-valid
-rate, environment steps, and episode seconds per Observer decision. The curve: held-out-target success of the SFT
+rate, environment steps, and episode seconds per Observer decision. Episode by episode (the same key and seed), what
+SFT gained and lost against the base and GRPO against SFT, with the exact sign test over those episodes (McNemar's
+exact test: how likely a split at least that uneven is when neither variant is better; the seeds of one key often
+end alike, so the episodes are not independent and p reads optimistic). The curve: held-out-target success of the SFT
 adapter at its checkpoints (step 0 is the base) and of GRPO at its checkpoints (x continues after the SFT's last
 step), with GRPO's reward by step.
 """
@@ -12,12 +15,14 @@ step), with GRPO's reward by step.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
 FORCED = ("forced_submit", "forced")  # the row field `aoi eval` marks a forced submit with (the first one present)
 STATE = ("problem_id", "target", "seed", "decision_index")  # what names a GRPO sample's state in samples.jsonl
+COMPARED = (("sft", "base"), ("grpo", "sft"))  # (variant, the variant it is compared with episode by episode)
 
 
 def rows(run: str | Path) -> list[dict]:
@@ -73,6 +78,43 @@ def table(evaluations: dict[str, dict]) -> dict:
     return {variant: {name: {**figures(rows(run)), "constant_baseline": baselines(run)}
                       for name, run in record["runs"].items()}
             for variant, record in evaluations.items()}
+
+
+def comparisons(evaluations: dict[str, dict]) -> dict:
+    """Return {"VARIANT vs OTHER": {set: paired figures}} for each pair of COMPARED that was evaluated on a set."""
+    found = {}
+    for variant, other in COMPARED:
+        if variant in evaluations and other in evaluations:
+            runs, others = evaluations[variant]["runs"], evaluations[other]["runs"]
+            found[f"{variant} vs {other}"] = {name: paired(rows(runs[name]), rows(others[name]))
+                                              for name in runs if name in others}
+    return found
+
+
+def paired(results: list[dict], others: list[dict]) -> dict:
+    """Return the episodes both runs hold (the same key and seed), those the first solved and the second did not
+    (gained), the reverse (lost), and the sign test's p over gained and lost."""
+    def episode(row: dict) -> str:
+        return f"{row['problem_id']}{'@' + row['target'] if row.get('target') else ''} seed {row['seed']}"
+
+    mine, theirs = ({episode(r): bool(r["success"]) for r in found} for found in (results, others))
+    both = sorted(mine.keys() & theirs.keys())
+    gained = [e for e in both if mine[e] and not theirs[e]]
+    lost = [e for e in both if theirs[e] and not mine[e]]
+    return {"episodes": len(both), "gained": gained, "lost": lost, "sign_test_p": sign_test(len(gained), len(lost))}
+
+
+def sign_test(gained: int, lost: int) -> float:
+    """Return the exact two-sided sign test's p: the chance of a split of gained + lost episodes at least this uneven
+    when each goes either way with probability 1/2 (1.0 when there is none).
+
+    Example:
+        >>> sign_test(0, 1), sign_test(8, 0), sign_test(3, 3), sign_test(0, 0)
+        (1.0, 0.00781, 1.0, 1.0)
+    """
+    total = gained + lost
+    tail = sum(math.comb(total, k) for k in range(min(gained, lost) + 1)) / 2 ** total
+    return float(f"{min(1.0, 2 * tail):.3g}")
 
 
 def print_table(results: dict) -> None:

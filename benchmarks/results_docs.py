@@ -83,6 +83,39 @@ def table_lines(table: dict) -> list[str]:
     return lines
 
 
+def paired_lines(data: dict) -> list[str]:
+    """Return, per held-out set, what SFT gained and lost against the base and GRPO against SFT, episode by episode
+    (none for a result written before the benchmark recorded it)."""
+    lines = []
+    for pair, sets in data.get("paired", {}).items():
+        variant, _, other = pair.partition(" vs ")
+        for name, found in sets.items():
+            lines.append(f"- {variant_name(variant)} against {variant_name(other)} on {name}: {len(found['gained'])} "
+                         f"gained, {len(found['lost'])} lost of {found['episodes']} episodes (sign test "
+                         f"{_p(found['sign_test_p'])})" + _episodes("lost", found["lost"]))
+    return lines
+
+
+def _p(value: float) -> str:
+    """Return a p-value as the page prints it.
+
+    Example:
+        >>> _p(1.0), _p(0.00781), _p(7.63e-06)
+        ('p 1.000', 'p 0.008', 'p < 0.001')
+    """
+    return "p < 0.001" if value < 0.001 else f"p {value:.3f}"
+
+
+def _episodes(verb: str, episodes: list[str], most: int = 4) -> str:
+    """Return the first few episodes named, when there are any and only a few.
+
+    Example:
+        >>> _episodes("lost", ["a@ seed 1"]), _episodes("lost", [])
+        ('; lost: a@ seed 1', '')
+    """
+    return f"; {verb}: {', '.join(episodes)}" if 0 < len(episodes) <= most else ""
+
+
 def _na(value) -> str:
     return "n/a" if value is None else number(value)
 
@@ -177,10 +210,16 @@ def _figure(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def _titled(title: str, lines: list[str]) -> list[str]:
+    """Return a titled block of lines after a blank one, or nothing when there are no lines."""
+    return ["", title, "", *lines] if lines else []
+
+
 def learning_section(name: str, data: dict) -> list[str]:
     """Return the section of one learning*.json."""
     lines = [f"## {name}.json: what SFT and GRPO teach a local Observer", "", *run_lines(data), "", *LEGEND, "",
-             *table_lines(data["table"]), "", "Training and the learning curve:", "", *training_lines(data),
+             *table_lines(data["table"]), *_titled("Episode by episode (the same key and seed):", paired_lines(data)),
+             "", "Training and the learning curve:", "", *training_lines(data),
              "", "Phase times:", "", *phase_lines(data)]
     if data["curve"]["sft_success"]:
         lines += ["", f"![Held-out-target success by training step (SFT, then GRPO) above GRPO's reward by step]"
@@ -237,7 +276,8 @@ def headline(data: dict | None) -> str:
         parts.append(f"on {name} ({next(iter(rows.values()))['episodes']} episodes each) {figures}"
                      f"{_constant(baseline(data['table'], name))}")
     lines = [f"AIOpsLab success of the {data['size']} run (base `{data['settings']['base']}`, commit "
-             f"`{data['commit'][:12]}`): " + "; ".join(parts) + ".", "", *table_lines(data["table"])]
+             f"`{data['commit'][:12]}`): " + "; ".join(parts) + ".", "", *table_lines(data["table"]),
+             *_titled("Episode by episode (the same key and seed):", paired_lines(data))]
     if data["curve"]["sft_success"]:
         lines += ["", f"![Held-out-target success by training step (SFT, then GRPO) above GRPO's reward by step]"
                       f"(docs/{chart_path('learning')})"]

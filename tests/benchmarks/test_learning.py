@@ -22,7 +22,7 @@ SCRIPT = ROOT / "benchmarks" / "learning.py"
 KILLED_IN = "eval-sft"  # the phase the first run is killed in, once it recorded an episode
 pytestmark = pytest.mark.slow
 FIELDS = {"command", "commit", "machine", "load_average", "size", "settings", "seed", "keys", "phase_seconds",
-          "phases_missing", "table", "curve", "training", "chart", "work", "rebuild"}
+          "phases_missing", "table", "paired", "curve", "training", "chart", "work", "rebuild"}
 
 
 def start(work: Path, log: Path, *more: str) -> subprocess.Popen:
@@ -113,6 +113,12 @@ def test_the_results_json_has_every_field_and_figure(resumed):
         expected = {"held-out targets"} if "@" in variant else {"held-out targets", "held-out families"}
         assert set(sets) == expected
         assert sets["held-out targets"]["episodes"] == 8 and len(sets["held-out targets"]["success_by_seed"]) == 2
+    assert set(data["paired"]) == {"sft vs base", "grpo vs sft"}
+    for sets in data["paired"].values():
+        assert set(sets) == {"held-out targets", "held-out families"}
+        found = sets["held-out targets"]
+        assert found["episodes"] == 8 and not set(found["gained"]) & set(found["lost"])
+        assert 0 < found["sign_test_p"] <= 1
     curve = data["curve"]
     steps, points = curve["sft_steps"], [x for x, _ in curve["sft_success"]]
     assert points[0] == 0 and points[2] == steps and abs(points[1] - steps / 2) <= 0.5  # the checkpoint nearest 50%

@@ -62,3 +62,27 @@ def test_episodes_that_ended_on_an_error_are_failures_counted_apart(monkeypatch)
 
     found = learning_results.figures([row(True), row(False), row(False, "ModelError: no answer within 60 s")])
     assert found["errors"] == 1 and found["success"] == round(1 / 3, 4) and found["episodes"] == 3
+
+
+def test_variants_are_compared_episode_by_episode_on_the_same_key_and_seed(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import json
+
+    import learning_results
+
+    def run(name: str, outcomes: dict) -> str:
+        folder = tmp_path / name
+        folder.mkdir()
+        lines = [{"problem_id": key.partition("@")[0], "target": key.partition("@")[2] or None, "seed": seed,
+                  "success": success} for (key, seed), success in outcomes.items()]
+        (folder / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return str(folder)
+
+    sft = {("a@x", 0): True, ("a@x", 1): True, ("b", 0): True, ("c@y", 0): False, ("d@z", 0): True}
+    grpo = {("a@x", 0): True, ("a@x", 1): False, ("b", 0): True, ("c@y", 0): True, ("e@w", 0): True}
+    evaluations = {"sft": {"runs": {"held-out targets": run("sft", sft)}},
+                   "grpo": {"runs": {"held-out targets": run("grpo", grpo)}}}
+    found = learning_results.comparisons(evaluations)
+    assert found == {"grpo vs sft": {"held-out targets": {  # d and e were run by one variant only: left out
+        "episodes": 4, "gained": ["c@y seed 0"], "lost": ["a@x seed 1"], "sign_test_p": 1.0}}}
+    assert learning_results.sign_test(10, 0) == 0.00195 and learning_results.sign_test(9, 1) == 0.0215
