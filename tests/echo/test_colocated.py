@@ -83,7 +83,8 @@ def test_a_group_differing_by_a_jitter_gets_a_jitter_sized_gradient_unless_scale
 @pytest.mark.parametrize(("flags", "says"), [(["--mode", "warp"], "use colocated, sequential or async"),
                                              (["--engine", "jax"], "use trl or echo"),
                                              (["--sampler-url", "localhost:8000"], "is not an http(s) URL"),
-                                             (["--sampler-url", "http://127.0.0.1:9/v1"], "no completions server")])
+                                             (["--sampler-url", "http://127.0.0.1:9/v1"], "no completions server"),
+                                             (["--precision", "bf16"], "chooses --engine trl's")])
 def test_bad_echo_flags_are_clear_errors(dataset, tmp_path, flags, says):
     args = ["train", "grpo", "--data", str(dataset), "--out", str(tmp_path / "o"), "--engine", "echo", *flags]
     result = CliRunner().invoke(app, args)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from aoi.train.common import read_jsonl, resolve_precision
 from aoi.train.dataset import DatasetError, data_sha256
 from aoi.train.manifest import FIELDS, read_manifest
 from aoi.train.sft import SftOptions, train_sft
@@ -53,3 +54,29 @@ def test_a_missing_role_view_says_how_to_make_it(dataset, tmp_path):
 def test_the_same_seed_trains_the_same_adapter(adapter, dataset, tmp_path):
     again = train_sft(SftOptions(data=dataset, out=tmp_path / "again", base="tiny", max_steps=2, learning_rate=5e-3))
     assert again["version"] == adapter[1]["version"]  # the version is the sha256 of the weights
+
+
+def test_bf16_autocast_computes_the_loss_in_bf16_and_says_so(adapter, dataset, tmp_path):
+    bf16 = train_sft(SftOptions(data=dataset, out=tmp_path / "bf16", base="tiny", max_steps=2, learning_rate=5e-3,
+                                precision="bf16"))
+    assert adapter[1]["precision"] == "fp32" and bf16["precision"] == "bf16"  # auto: the tiny model stays fp32
+    first = [next(line["loss"] for line in read_jsonl(out / "metrics.jsonl") if "loss" in line)
+             for out in (adapter[0], tmp_path / "bf16")]
+    assert first[0] != first[1] and first[1] == pytest.approx(first[0], rel=0.05)  # bf16's rounding, same weights
+
+
+@pytest.mark.parametrize(("device", "base", "native", "resolved"), [("cpu", "smollm2", True, "bf16"),
+                                                                     ("cpu", "smollm2", False, "fp32"),
+                                                                     ("cpu", "tiny", True, "fp32"),
+                                                                     ("cuda", "tiny", False, "bf16")])
+def test_auto_precision_is_bf16_where_the_hardware_computes_it(monkeypatch, device, base, native, resolved):
+    import aoi.models.local
+
+    monkeypatch.setattr(aoi.models.local, "cpu_has_bf16", lambda: native)
+    assert resolve_precision("auto", device, base) == resolved
+    assert resolve_precision("fp32", device, base) == "fp32"
+
+
+def test_an_unknown_precision_is_refused_before_any_load(dataset, tmp_path):
+    with pytest.raises(ValueError, match="use --precision auto, fp32 or bf16"):
+        train_sft(SftOptions(data=dataset, out=tmp_path / "out", base="tiny", precision="fp16"))

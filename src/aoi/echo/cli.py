@@ -37,9 +37,10 @@ train_app.command("sft")(train.sft)
 def grpo(role: str = train.ROLE, data: Path = train.DATA, out: Path = train.OUT, init: Path | None = train.INIT,
          base: str | None = train.GRPO_BASE, split: str = train.SPLIT, max_steps: int = train.GRPO_MAX_STEPS,
          config: Path | None = train.CONFIG, resume: bool = train.RESUME, device: str = train.DEVICE,
-         seed: int = train.SEED, sampler_url: str | None = train.SAMPLER_URL, engine: str = ENGINE, mode: str = MODE,
-         samplers: int = SAMPLERS, staleness: int = STALENESS, ray_address: str | None = RAY_ADDRESS,
-         sampler_model: str | None = SAMPLER_MODEL, sampler_adapter_dir: str | None = SAMPLER_ADAPTER_DIR) -> None:
+         precision: str = train.PRECISION, seed: int = train.SEED, sampler_url: str | None = train.SAMPLER_URL,
+         engine: str = ENGINE, mode: str = MODE, samplers: int = SAMPLERS, staleness: int = STALENESS,
+         ray_address: str | None = RAY_ADDRESS, sampler_model: str | None = SAMPLER_MODEL,
+         sampler_adapter_dir: str | None = SAMPLER_ADAPTER_DIR) -> None:
     """Train the Observer with GRPO; rewards are the verdicts of real episodes in the twin."""
     from aoi.train.grpo import GrpoOptions
 
@@ -47,7 +48,8 @@ def grpo(role: str = train.ROLE, data: Path = train.DATA, out: Path = train.OUT,
         typer.echo(f"error: --engine {engine!r} is unknown; use trl or echo", err=True)
         raise typer.Exit(2)
     options = GrpoOptions(data=data, out=out, role=role, init=init, base=base, split=split, max_steps=max_steps,
-                          config=config, resume=resume, device=device, seed=seed, sampler_url=sampler_url)
+                          config=config, resume=resume, device=device, precision=precision, seed=seed,
+                          sampler_url=sampler_url)
     if engine == "trl":
         return train.run_grpo(options)
     from aoi.echo.engine import train_echo

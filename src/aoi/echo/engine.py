@@ -34,6 +34,9 @@ def validate(options: EchoOptions) -> None:
         raise ValueError(f"--engine echo trains the observer on per_decision rollouts (got role "
                          f"{options.grpo.role!r}, mode {options.grpo.mode!r}); use --engine trl for the others")
     check_weights(options.grpo.weights)  # the samplers weight the terms as TRL does: the same names
+    if options.grpo.precision != "auto":
+        raise ValueError(f"--precision {options.grpo.precision}: Echo's trainer computes in its policy's dtype (fp32 "
+                         "on CPU, bf16 on CUDA); --precision chooses --engine trl's")
 
 
 def _check_out(out: Path, resume: bool) -> None:
@@ -101,7 +104,8 @@ def train_echo(options: EchoOptions) -> dict:
     """
     run = prepare(options)
     try:
-        with sampler_server(run.sampler.server_url, run.policy["base"], options.grpo.device) as url:
+        precision = "bf16" if str(options.grpo.device).startswith("cuda") else "fp32"  # the policy's dtype
+        with sampler_server(run.sampler.server_url, run.policy["base"], precision) as url:
             run.sampler.server_url = url
             try:
                 summary, files = drive(run)

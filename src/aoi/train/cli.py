@@ -1,7 +1,8 @@
 """`aoi train`'s parts in train's layer: the `sft` command, the options `grpo` takes from train, and the runners.
 
 aoi.echo.cli declares `aoi train` (Echo sits above train, and `grpo` offers its engine): it mounts `sft` as it is and
-declares `grpo` once, with the options below and Echo's. Training runs on the CPU by default, --device cuda in bf16.
+declares `grpo` once, with the options below and Echo's. Training runs on the CPU by default (--device cuda on a GPU),
+in bf16 autocast where the hardware computes bf16 natively (CUDA, or a CPU with AVX512-BF16 or AMX), else fp32.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ DATA = typer.Option(..., "--data", help="Dataset folder written by `aoi data exp
                     "a seed scenario file, JSON Lines).")
 OUT = typer.Option(..., "--out", help="Adapter folder to write (adapter, manifest.json, metrics.jsonl, tensorboard/).")
 SPLIT = typer.Option("by_target", "--split", help="Train on this split's train part: by_target, by_family, by_app.")
-DEVICE = typer.Option("cpu", "--device", help="cpu (fp32) or cuda (bf16).")
+DEVICE = typer.Option("cpu", "--device", help="cpu or cuda.")
+PRECISION = typer.Option("auto", "--precision", help="fp32, bf16 (autocast; the LoRA weights stay fp32) or auto: bf16 "
+                         "on CUDA and on a CPU with AVX512-BF16 or AMX (not for the tiny model), else fp32.")
 SEED = typer.Option(0, "--seed", help="Seed of initialisation, shuffling and sampling: same seed, same run.")
 RESUME = typer.Option(False, "--resume", help="Continue from the newest checkpoint in OUT.")
 
@@ -45,7 +48,7 @@ def sft(role: str = ROLE, data: Path = DATA, out: Path = OUT,
         split: str = SPLIT, max_steps: int = typer.Option(100, "--max-steps", min=1, help="Optimizer steps."),
         epochs: float | None = typer.Option(None, "--epochs", min=0.01, help="Passes over the train rows "
                                                "(replaces --max-steps)."),
-        device: str = DEVICE, seed: int = SEED,
+        device: str = DEVICE, precision: str = PRECISION, seed: int = SEED,
         learning_rate: float = typer.Option(2e-4, "--lr", help="Learning rate of the LoRA weights."),
         max_length: int | None = typer.Option(None, "--max-length", help="Drop examples longer than this many "
                                                  "tokens (default: keep all)."),
@@ -61,8 +64,9 @@ def sft(role: str = ROLE, data: Path = DATA, out: Path = OUT,
     from aoi.train.sft import SftOptions, train_sft
 
     options = SftOptions(data=data, out=out, role=role, base=base, split=split, max_steps=max_steps, epochs=epochs,
-                         device=device, seed=seed, learning_rate=learning_rate, max_length=max_length,
-                         eval_every=eval_every, eval_rows=eval_rows, save_steps=save_steps, resume=resume)
+                         device=device, precision=precision, seed=seed, learning_rate=learning_rate,
+                         max_length=max_length, eval_every=eval_every, eval_rows=eval_rows, save_steps=save_steps,
+                         resume=resume)
     print_manifest(lambda: train_sft(options))
 
 

@@ -1,4 +1,4 @@
-"""What SFT and GRPO share: LoRA settings, device arguments, and the JSONL metrics log."""
+"""What SFT and GRPO share: LoRA settings, device and precision arguments, and the JSONL metrics log."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 DEVICES = ("cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "bf16")
 
 
 @dataclass(kw_only=True)
@@ -33,12 +34,32 @@ class Lora:
         return asdict(self)
 
 
-def device_arguments(device: str) -> dict:
-    """Return TrainingArguments fields for a device: fp32 on CPU, bf16 on CUDA.
+def resolve_precision(precision: str, device: str, base: str | None) -> str:
+    """Return the precision training computes in, "fp32" or "bf16": as asked, or for "auto" bf16 on CUDA and on a
+    CPU that computes bf16 natively (AVX512-BF16 or AMX; the tiny test model excepted, so that its runs repeat on
+    every machine), fp32 elsewhere. bf16 is autocast: the LoRA weights and the optimizer stay fp32.
 
     Example:
-        >>> device_arguments("cpu")
-        {'use_cpu': True, 'bf16': False, 'fp16': False}
+        >>> resolve_precision("fp32", "cpu", "smollm2"), resolve_precision("auto", "cpu", "tiny")
+        ('fp32', 'fp32')
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r} is unknown; use --precision auto, fp32 or bf16")
+    if precision != "auto":
+        return precision
+    if device == "cuda":
+        return "bf16"
+    from aoi.models.local import cpu_has_bf16
+
+    return "bf16" if base != "tiny" and cpu_has_bf16() else "fp32"
+
+
+def device_arguments(device: str, precision: str = "fp32") -> dict:
+    """Return TrainingArguments fields for a device and a resolved precision (bf16: autocast, on CPU too).
+
+    Example:
+        >>> device_arguments("cpu"), device_arguments("cpu", "bf16")["bf16"]
+        ({'use_cpu': True, 'bf16': False, 'fp16': False}, True)
     """
     if device not in DEVICES:
         raise ValueError(f"device {device!r} is unknown; use --device cpu or --device cuda")
@@ -48,7 +69,7 @@ def device_arguments(device: str) -> dict:
         if not torch.cuda.is_available():
             raise ValueError("--device cuda needs a CUDA GPU and a CUDA build of torch; none is available here, "
                              "use --device cpu")
-    return {"use_cpu": device == "cpu", "bf16": device == "cuda", "fp16": False}
+    return {"use_cpu": device == "cpu", "bf16": precision == "bf16", "fp16": False}
 
 
 def offline() -> None:

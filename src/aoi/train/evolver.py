@@ -27,7 +27,7 @@ from aoi.evolve.rewards import DEFAULT_WEIGHTS as EVOLVER_WEIGHTS
 from aoi.evolve.rewards import Rewarded, load_weights, score_records
 from aoi.problems.scenarios import Scenario, load_scenarios
 from aoi.train import grpo
-from aoi.train.common import append_jsonl, callbacks, device_arguments, offline
+from aoi.train.common import append_jsonl, callbacks, device_arguments, offline, resolve_precision
 from aoi.train.manifest import write_manifest
 from aoi.train.rewards import DEFAULT_WEIGHTS as OBSERVER_WEIGHTS
 from aoi.train.sampling import batch, policy_observer, sample_seed
@@ -49,7 +49,8 @@ def train_evolver(options: grpo.GrpoOptions) -> dict:
     options = grpo.read_config(options)
     seeds = _validate(options)
     offline()
-    device_args = device_arguments(options.device)
+    precision = resolve_precision(options.precision, options.device, grpo._base(options))
+    device_args = device_arguments(options.device, precision)
     scorer = GroupScorer(seeds, weights=options.weights, generator=f"local:{grpo._base(options)}+grpo",
                          log=Path(options.out) / "candidates.jsonl", seed=options.seed)
     trainer = _trainer(options, seeds, scorer, device_args)
@@ -65,7 +66,7 @@ def train_evolver(options: grpo.GrpoOptions) -> dict:
                           split="seeds", role="evolver", hyper_parameters=hyper,
                           metrics=_metrics(options, result, wall, scorer), kind="grpo",
                           extra={"init": grpo._init_version(options), "device": options.device,
-                                 "constrained": options.constrained, "seeds": len(seeds)})
+                                 "precision": precision, "constrained": options.constrained, "seeds": len(seeds)})
 
 
 def _validate(options: grpo.GrpoOptions) -> list[Scenario]:

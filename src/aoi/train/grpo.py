@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from aoi.train.common import Lora, callbacks, device_arguments, offline, read_jsonl
+from aoi.train.common import Lora, callbacks, device_arguments, offline, read_jsonl, resolve_precision
 from aoi.train.dataset import data_sha256, load_view
 from aoi.train.manifest import read_manifest, write_manifest
 from aoi.train.rewards import DEFAULT_WEIGHTS, reward_functions
@@ -75,6 +75,7 @@ class GrpoOptions:
     split: str = "by_target"
     max_steps: int = 20
     device: str = "cpu"
+    precision: str = "auto"  # fp32, bf16 (autocast) or auto: bf16 on CUDA and on a CPU with native bf16
     seed: int = 0
     resume: bool = False  # continue from the newest checkpoint in OUT/checkpoints
     config: Path | None = None
@@ -142,11 +143,12 @@ def train_grpo(options: GrpoOptions) -> dict:
     options = read_config(options)
     _validate(options)
     offline()
-    device_args = device_arguments(options.device)
+    precision = resolve_precision(options.precision, options.device, _base(options))
+    device_args = device_arguments(options.device, precision)
     digest = data_sha256(options.data)
     rows = _rows(options)
     cache = OutcomeCache(max_steps=options.episode_steps)
-    draws = _draws(options) if options.mode == "per_decision" else None
+    draws = _draws(options, precision) if options.mode == "per_decision" else None
     trainer = _trainer(options, rows, cache, device_args, draws)
     choosing = time.perf_counter()
     try:
@@ -165,8 +167,8 @@ def train_grpo(options: GrpoOptions) -> dict:
                                    "states_recorded": len(rows),
                                    "state_choice_seconds": round(started - choosing, 3)}, kind="grpo",
                           extra={"init": _init_version(options), "mode": options.mode, "device": options.device,
-                                 "constrained": options.constrained, "sampler_url": options.sampler_url,
-                                 "varied_states": options.varied_states})
+                                 "precision": precision, "constrained": options.constrained,
+                                 "sampler_url": options.sampler_url, "varied_states": options.varied_states})
 
 
 def _validate(options: GrpoOptions) -> None:
@@ -272,13 +274,14 @@ def _varied(options: GrpoOptions, trainer: Any, rows, cache: OutcomeCache, draws
                        policy=_init_version(options) or f"{_base(options)} with a fresh LoRA")
 
 
-def _draws(options: GrpoOptions) -> Callable:
-    """Return how per-decision samples are drawn: on a vLLM server, schema-constrained here, or by TRL itself."""
+def _draws(options: GrpoOptions, precision: str) -> Callable:
+    """Return how per-decision samples are drawn: on a vLLM server (serving the trainer's precision), schema-
+    constrained here, or by TRL itself."""
     if options.sampler_url:
         from aoi.train.served_rollout import served_rollout
 
         return served_rollout(options.sampler_url, base=_base(options), out=options.out, seed=options.seed,
-                              constrained=options.constrained, device=options.device)
+                              constrained=options.constrained, precision=precision)
     if options.constrained:
         from aoi.train.sampling import local_draws
 

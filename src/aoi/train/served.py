@@ -168,18 +168,19 @@ def release_adapters(url: str, prefix: str, rounds: int = 3) -> list[str]:
 
 
 @contextlib.contextmanager
-def sampler_server(url: str | None, base: str, device: str = "cpu", *, scoring: bool = True) -> Iterator[str | None]:
+def sampler_server(url: str | None, base: str, precision: str = "fp32", *, scoring: bool = True
+                   ) -> Iterator[str | None]:
     """Yield the URL samplers draw on: `url` as given, or with `vllm` a managed vLLM server on `base`, started here
-    and stopped on leaving. It serves the trainer's dtype (fp32 on CPU, bf16 on CUDA), so the behaviour log-probs
-    and the trainer's agree to rounding; for samplers that score, one sequence per step (SCORING_FLAGS), else it
-    batches (a group's n draws in one request); a server given by URL that several scoring samplers share needs
-    that too (`aoi serve-model --for-samplers`)."""
+    and stopped on leaving. It serves the trainer's precision ("fp32" or "bf16"), so the behaviour log-probs and the
+    trainer's agree to rounding; for samplers that score, one sequence per step (SCORING_FLAGS), else it batches (a
+    group's n draws in one request); a server given by URL that several scoring samplers share needs that too
+    (`aoi serve-model --for-samplers`)."""
     if url != AUTO:
         yield url
         return
     from aoi.models.vllm_launch import SCORING_FLAGS
     from aoi.models.vllm_server import ManagedServer
 
-    dtype = "bfloat16" if str(device).startswith("cuda") else "float32"
+    dtype = {"fp32": "float32", "bf16": "bfloat16"}[precision]
     with ManagedServer(base=base, dtype=dtype, extra=list(SCORING_FLAGS) if scoring else []) as managed:
         yield managed.url

@@ -33,9 +33,10 @@ class ServedRollout:
     """The drawing half of a TRL rollout_func, on a completions server; `close()` unloads the adapter and stops a
     server it started."""
 
-    def __init__(self, url: str, *, base: str, out: Path, seed: int, constrained: bool = True, device: str = "cpu"):
+    def __init__(self, url: str, *, base: str, out: Path, seed: int, constrained: bool = True,
+                 precision: str = "fp32"):
         self.url, self.base, self.out, self.seed = url, base, Path(out), seed
-        self.constrained, self.device = constrained, device
+        self.constrained, self.precision = constrained, precision
         self.prefix = "aoi-grpo-" + hashlib.sha256(str(self.out.resolve()).encode()).hexdigest()[:6]
         self.stack = contextlib.ExitStack()
         self.policy: ServedPolicy | None = None
@@ -71,7 +72,7 @@ class ServedRollout:
         """Reach (or start) the server, and have the trainer close this rollout when training ends."""
         from transformers import TrainerCallback
 
-        url = self.stack.enter_context(sampler_server(self.url, self.base, self.device, scoring=False))
+        url = self.stack.enter_context(sampler_server(self.url, self.base, self.precision, scoring=False))
         self.policy = ServedPolicy(url, base=self.base, prefix=self.prefix)
         rollout = self
 
@@ -113,11 +114,12 @@ def runs(prompts: list) -> list[tuple[Any, int]]:
 
 
 def served_rollout(url: str, *, base: str, out: Path, seed: int, constrained: bool = True,
-                   device: str = "cpu") -> ServedRollout:
-    """Return the sampler drawing GRPO's groups on the server at `url` (`vllm`: start one on `base`).
+                   precision: str = "fp32") -> ServedRollout:
+    """Return the sampler drawing GRPO's groups on the server at `url` (`vllm`: start one on `base`, serving the
+    trainer's `precision`).
 
     Example:
         >>> rollout = served_rollout("http://127.0.0.1:8000/v1", base="smollm2", out=Path("runs/g"), seed=0)
         >>> out = rollout(prompts, trainer)  # doctest: +SKIP
     """
-    return ServedRollout(url, base=base, out=out, seed=seed, constrained=constrained, device=device)
+    return ServedRollout(url, base=base, out=out, seed=seed, constrained=constrained, precision=precision)

@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from aoi.train.common import Lora, callbacks, device_arguments, offline, read_jsonl
+from aoi.train.common import Lora, callbacks, device_arguments, offline, read_jsonl, resolve_precision
 from aoi.train.dataset import DatasetError, data_sha256, load_view
 from aoi.train.manifest import write_manifest
 from aoi.train.positions import position_losses, token_ids
@@ -35,6 +35,7 @@ class SftOptions:
     max_steps: int = 100
     epochs: float | None = None  # passes over the train rows; set, it replaces max_steps
     device: str = "cpu"
+    precision: str = "auto"  # fp32, bf16 (autocast) or auto: bf16 on CUDA and on a CPU with native bf16
     seed: int = 0
     learning_rate: float = 2e-4
     batch_size: int = 1
@@ -50,7 +51,7 @@ class SftOptions:
         """Return what the manifest records about how the adapter was trained."""
         chosen = asdict(self)
         return {k: v for k, v in chosen.items() if k not in ("data", "out", "base", "split", "role", "device",
-                                                             "resume")}
+                                                             "precision", "resume")}
 
 
 def train_sft(options: SftOptions) -> dict:
@@ -61,7 +62,8 @@ def train_sft(options: SftOptions) -> dict:
         {'base': 'tiny', ...}
     """
     offline()
-    device_args = device_arguments(options.device)  # before the slow imports and loads: bad input fails at once
+    precision = resolve_precision(options.precision, options.device, options.base)
+    device_args = device_arguments(options.device, precision)  # before the slow loads: bad input fails at once
     digest = data_sha256(options.data)
     rows = load_view(options.data, f"sft/{options.role}", options.split, "train")
     held = _held_out(options)
@@ -82,7 +84,7 @@ def train_sft(options: SftOptions) -> dict:
                "position_losses": _position_figures(out)}
     return write_manifest(out, base=base_identity(options.base), data_sha256=digest, split=options.split,
                           role=options.role, hyper_parameters=options.hyper_parameters(), metrics=metrics,
-                          kind="sft", extra={"device": options.device})
+                          kind="sft", extra={"device": options.device, "precision": precision})
 
 
 def _trainer(options: SftOptions, model, tokenizer, rows, held, device_args: dict):
