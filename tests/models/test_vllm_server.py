@@ -1,6 +1,7 @@
 """The real vLLM server (CPU here), started once for the module by `aoi serve-model` on tiny's weights as a folder
 vLLM's CPU backend serves (aoi.models.testing.save_tiny_for_vllm: tiny's 16-dimension heads it refuses):
-constrained decisions parse, an adapter `aoi train sft` wrote loads by name, changes the log-probs and unloads, an
+constrained decisions parse, an adapter `aoi train sft` wrote loads by name, changes the log-probs and unloads, or
+served merged into its base gives its log-probs under its name, an
 adapter of another base is refused before it is sent, an episode runs to the end through `local:...+server=`, and
 SIGTERM stops the server with its engine and workers. The errors that need no server run everywhere."""
 
@@ -177,6 +178,27 @@ def test_an_adapter_loads_by_name_changes_the_logprobs_and_unloads(base, served,
     assert len(plain) == len(tuned) == len(ids) - 8 and max(abs(a - b) for a, b in zip(plain, tuned)) > 1e-3
     unload_adapter(server, "sft")
     assert "sft" not in server.models()
+
+
+@needs_vllm
+def test_an_adapter_merged_into_its_base_serves_its_logprobs_under_its_name(base, adapter, tmp_path):
+    from aoi.echo.policy import completion_logprobs, load_policy
+    from aoi.models.bases import load_base, load_tokenizer
+    from aoi.models.local import render, token_ids
+    from aoi.models.vllm_client import prompt_logprobs
+    from aoi.models.vllm_model import VllmModel, adapter_name
+    from aoi.models.vllm_server import ManagedServer, merge_adapter
+
+    tokenizer, name = load_tokenizer(str(base)), adapter_name(adapter)
+    ids = token_ids(tokenizer, render(tokenizer, ASK))
+    tuned, plain = load_policy(str(base), init=adapter)[0], load_base(str(base))[0]
+    expected, untuned = (completion_logprobs(m, ids[:8], ids[8:], 1.0).tolist() for m in (tuned, plain))
+    merged = merge_adapter(str(base), adapter, tmp_path / name, "float32")
+    with ManagedServer(base=str(merged), dtype="float32", name=name, python=PYTHON) as server:
+        model = VllmModel(str(base), adapter=adapter, server=server.url)
+        assert model.model == name and server.server.models() == [name]  # used as served: nothing loaded at runtime
+        served = prompt_logprobs(model.server, name, ids[:8], ids[8:])
+    assert max(abs(a - b) for a, b in zip(served, expected)) < 1e-4 < max(abs(a - b) for a, b in zip(served, untuned))
 
 
 @needs_vllm

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from aoi.models.base import Model, ModelError
@@ -105,16 +107,17 @@ def _on_vllm(base: str, parsed: dict, options: dict, rest: str) -> Model:
 @contextlib.contextmanager
 def shared_servers(specs: Iterable[str]) -> Iterator[dict[str, str]]:
     """Yield {spec: the spec a run's workers use}: each `local:...+engine=vllm` spec without a server gets
-    `+server=URL` of a server started here (one per base and dtype, stopped on leaving), so every worker and every
-    role on that base batches on one server (each adapter is loaded there by name); other specs map to themselves.
+    `+server=URL` of a server started here (stopped on leaving), so every worker and every role on it batches on one
+    server: one per base and dtype, and one per adapter, which it serves merged into the base's weights under the
+    adapter's name (a runtime LoRA takes vLLM's CPU engine 1.9x the base's time per request: benchmarks/
+    vllm_lora.py; aoi.models.vllm_model uses a server that lists the adapter's name as it is); other specs map to
+    themselves.
 
     Example:
         >>> with shared_servers(["expert", "local:smollm2+server=http://127.0.0.1:8000/v1"]) as specs:
         ...     sorted(specs.values())
         ['expert', 'local:smollm2+server=http://127.0.0.1:8000/v1']
     """
-    from aoi.models.vllm_server import ManagedServer
-
     with contextlib.ExitStack() as stack:
         urls, mapped = {}, {}
         for spec in specs:
@@ -122,11 +125,24 @@ def shared_servers(specs: Iterable[str]) -> Iterator[dict[str, str]]:
             if parts is None or parts.get("server"):
                 mapped[spec] = spec
                 continue
-            key = (parts["base"], DTYPES[parts.get("dtype", "bf16")])
+            key = (parts["base"], DTYPES[parts.get("dtype", "bf16")], parts.get("adapter"))
             if key not in urls:
-                urls[key] = stack.enter_context(ManagedServer(base=key[0], dtype=key[1])).url
+                urls[key] = stack.enter_context(_server(*key, stack)).url
             mapped[spec] = f"{spec}+server={urls[key]}"
         yield mapped
+
+
+def _server(base: str, dtype: str, adapter: str | None, stack: contextlib.ExitStack) -> Any:
+    """Return the managed server for a base and dtype, with an adapter merged into the base (written into a
+    temporary folder that the stack removes)."""
+    from aoi.models.vllm_model import adapter_name
+    from aoi.models.vllm_server import ManagedServer, merge_adapter
+
+    if adapter is None:
+        return ManagedServer(base=base, dtype=dtype)
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aoi-merged-")))
+    name = adapter_name(Path(adapter))
+    return ManagedServer(base=str(merge_adapter(base, adapter, folder / name, dtype)), dtype=dtype, name=name)
 
 
 def vllm_parts(spec: str) -> dict | None:

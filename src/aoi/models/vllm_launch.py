@@ -138,6 +138,7 @@ class ServerSpec:
     """What to serve and how (the flags vLLM gets; CPU figures that worked on a 2-core, 24 GiB machine)."""
 
     base: str = "smollm2"  # tiny, smollm2 or a model folder
+    name: str | None = None  # the model name it is served under (None: served_name(base))
     port: int = 0  # 0: a free port
     log: Path | None = None  # the server's log (None: a temp file)
     python: str | None = None  # the python with vLLM (None: find_python)
@@ -158,10 +159,10 @@ class ServerSpec:
         # A whole prompt is prefilled in one step: a seeded request whose prompt vLLM splits into chunks (its default
         # 2,048 tokens) kills the CPU engine ("CPU Generator does not use offset": vLLM 0.32 rewinds the request's
         # generator after a partial prefill, and a CPU generator has no offset).
-        return ["--model", str(folder), "--served-model-name", served_name(self.base), "--host", "127.0.0.1",
-                "--port", str(port), "--enable-lora", "--max-lora-rank", str(self.max_lora_rank), "--max-loras",
-                str(self.max_loras), "--logprobs-mode", "raw_logprobs", "--dtype", self.dtype, "--max-model-len",
-                str(self.max_model_len), "--max-num-batched-tokens", str(self.max_model_len),
+        return ["--model", str(folder), "--served-model-name", self.name or served_name(self.base), "--host",
+                "127.0.0.1", "--port", str(port), "--enable-lora", "--max-lora-rank", str(self.max_lora_rank),
+                "--max-loras", str(self.max_loras), "--logprobs-mode", "raw_logprobs", "--dtype", self.dtype,
+                "--max-model-len", str(self.max_model_len), "--max-num-batched-tokens", str(self.max_model_len),
                 "--gpu-memory-utilization", str(self.memory), "--structured-outputs-config", outputs, *self.extra]
 
     def environ(self) -> dict:

@@ -43,7 +43,8 @@ class VllmModel:
     def __init__(self, base: str | Path = "smollm2", adapter: str | Path | None = None, server: str | None = None,
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, temperature: float = 0.0, seed: int = 0,
                  constrained: bool = True, dtype: str = "bfloat16", timeout: float = 600.0):
-        """Check the base and adapter, start a managed server unless `server` (a URL) is given, load the adapter.
+        """Check the base and adapter, start a managed server unless `server` (a URL) is given, load the adapter
+        unless the server lists its name already (registry.shared_servers serves an evaluation's adapter merged).
 
         Example:
             >>> m = VllmModel("smollm2", server="http://127.0.0.1:8000/v1")  # doctest: +SKIP
@@ -54,10 +55,13 @@ class VllmModel:
         self.adapter_version = check_adapter(self.adapter, self.base).get("version") if self.adapter else None
         self.owned = None if server else ManagedServer(base=self.base, dtype=dtype).start()
         self.server = Server(server or self.owned.url, timeout=timeout, flag="+server=")
-        self.model = check_server(self.server, served_name(self.base), flag=f"+server= serving {self.base!r}")
-        if self.adapter is not None:
-            self.model = adapter_name(self.adapter)
-            load_adapter(self.server, self.base, self.model, self.adapter)
+        if self.adapter is not None and adapter_name(self.adapter) in self.server.models():
+            self.model = adapter_name(self.adapter)  # loaded already, or merged into the weights the server serves
+        else:
+            self.model = check_server(self.server, served_name(self.base), flag=f"+server= serving {self.base!r}")
+            if self.adapter is not None:
+                self.model = adapter_name(self.adapter)
+                load_adapter(self.server, self.base, self.model, self.adapter)
         self.tokenizer = load_tokenizer(self.base)
         short = self.base if self.base in ("tiny", "smollm2") else Path(self.base).name
         self.name = f"local:{short}" + (f"+{self.adapter.name}" if self.adapter else "") + "+vllm"
