@@ -28,8 +28,9 @@ and GRPO draws its groups there (`--sampler-url vllm`, the trainer on torch), wh
 python and the base is not tiny; on transformers otherwise; the run prints which.
 
 Sizes (learning_plan.SIZES): --tiny (tiny random model, one teacher episode and one for GRPO's states, 8
-held-out-target and 2 held-out-family episodes: CI checks every phase); --quick (SmolLM2, 12 + 4 teacher episodes,
-16 + 4 held-out episodes per variant); default (SmolLM2, 60 + 20 teacher episodes, 40 held-out-target (10 per task
+held-out-target and 2 held-out-family episodes: CI checks every phase); --quick (SmolLM2, base against SFT only:
+32 teacher episodes, one epoch, no GRPO (grpo_steps 0 leaves its phases out), 16 + 4 held-out episodes per variant);
+default (SmolLM2, 60 + 20 teacher episodes, 40 held-out-target (10 per task
 type) and 20 held-out-family episodes per variant, two seeds per key). `--set KEY=VALUE` (repeatable) changes one of
 the size's settings (learning_plan.Size) for a new --work; plan.json keeps it, and the results JSON's command and
 settings show it.
@@ -110,7 +111,8 @@ def variants(size) -> dict[str, tuple[str, float | None, tuple[str, ...]]]:
     """Return {phase: (run, share, sets)}: each evaluation phase, in order."""
     both, targets = tuple(phases.SETS), ("held-out targets",)
     found = {"eval-base": ("base", None, both)}
-    for run, curve in (("sft", size.sft_curve), ("grpo", size.grpo_curve)):
+    trained = (("sft", size.sft_curve), ("grpo", size.grpo_curve))[:2 if size.grpo_steps else 1]
+    for run, curve in trained:
         found |= {f"eval-{run}@{percent(share)}": (run, share, targets) for share in curve if share < 1}
         found[f"eval-{run}"] = (run, 1.0, both)
     return found | {"eval-expert": ("expert", None, both)}
@@ -214,8 +216,9 @@ def _machine() -> dict:
 
 
 def phases_in_order(size) -> list[str]:
-    """Return every phase but the report, in the order they run."""
-    return ["teacher", "teacher-no-fault", "export", "sft", "teacher-grpo", "export-grpo", "grpo", *variants(size)]
+    """Return every phase but the report, in the order they run (GRPO's only when the size has GRPO steps)."""
+    grpo = ["teacher-grpo", "export-grpo", "grpo"] if size.grpo_steps else []
+    return ["teacher", "teacher-no-fault", "export", "sft", *grpo, *variants(size)]
 
 
 def _check_inputs(work: Path, name: str, order: list[str]) -> None:

@@ -34,7 +34,7 @@ class Size:
     sft_lr: float
     sft_max_length: int | None
     sft_curve: tuple[float, ...]  # shares of the SFT steps whose checkpoint is evaluated (1.0: the final adapter)
-    grpo_steps: int
+    grpo_steps: int  # 0: no GRPO (its phases and evaluations are left out)
     grpo_lr: float
     grpo_curve: tuple[float, ...]
     group: int  # GRPO samples per state
@@ -50,10 +50,10 @@ SIZES = {
                  family_keys=1, seeds=2, sft_epochs=1, sft_lr=5e-3, sft_max_length=None, sft_curve=(0.5, 1.0),
                  grpo_steps=1, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, varied_states=False, max_new_tokens=24,
                  max_iterations=2, episode_steps=20, workers=2),
-    "quick": Size(base="smollm2", teacher_keys=12, no_fault_attempts=2, grpo_keys=4, loss_keys=2, targets_per_type=2,
-                  family_keys=2, seeds=2, sft_epochs=2, sft_lr=2e-4, sft_max_length=2048, sft_curve=(0.5, 1.0),
-                  grpo_steps=2, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, varied_states=False, max_new_tokens=192,
-                  max_iterations=6, episode_steps=15, workers=2),
+    "quick": Size(base="smollm2", teacher_keys=32, no_fault_attempts=2, grpo_keys=0, loss_keys=2, targets_per_type=2,
+                  family_keys=2, seeds=2, sft_epochs=1, sft_lr=2e-4, sft_max_length=2048, sft_curve=(1.0,),
+                  grpo_steps=0, grpo_lr=1e-4, grpo_curve=(), group=2, varied_states=False, max_new_tokens=256,
+                  max_iterations=10, episode_steps=30, workers=2),
     "default": Size(base="smollm2", teacher_keys=60, no_fault_attempts=6, grpo_keys=20, loss_keys=6,
                     targets_per_type=5, family_keys=10, seeds=2, sft_epochs=3, sft_lr=2e-4, sft_max_length=3072,
                     sft_curve=(0.25, 0.5, 1.0), grpo_steps=30, grpo_lr=1e-4, grpo_curve=(0.5, 1.0), group=4,

@@ -86,3 +86,19 @@ def test_variants_are_compared_episode_by_episode_on_the_same_key_and_seed(tmp_p
     assert found == {"grpo vs sft": {"held-out targets": {  # d and e were run by one variant only: left out
         "episodes": 4, "gained": ["c@y seed 0"], "lost": ["a@x seed 1"], "sign_test_p": 1.0}}}
     assert learning_results.sign_test(10, 0) == 0.00195 and learning_results.sign_test(9, 1) == 0.0215
+
+
+def test_a_size_without_grpo_steps_leaves_grpo_out_and_one_with_them_runs_it(monkeypatch):
+    from dataclasses import replace
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import learning
+    import learning_plan
+
+    quick = learning_plan.SIZES["quick"]
+    assert quick.grpo_steps == 0 and learning.phases_in_order(quick) == [
+        "teacher", "teacher-no-fault", "export", "sft", "eval-base", "eval-sft", "eval-expert"]
+    with_grpo = learning.phases_in_order(replace(quick, grpo_steps=2, grpo_curve=(0.5, 1.0)))
+    assert with_grpo[4:] == ["teacher-grpo", "export-grpo", "grpo", "eval-base", "eval-sft", "eval-grpo@50",
+                             "eval-grpo", "eval-expert"]
+    assert learning_plan.choose_keys(quick, seed=0)["grpo"] == []
