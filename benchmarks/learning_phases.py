@@ -85,17 +85,29 @@ def _fresh_unless_checkpoint(out: Path, keep: tuple[str, ...] = ()) -> bool:
     return bool(done)
 
 
+def checkpoint_share(curve: tuple[float, ...]) -> float:
+    """Return the share of a run's steps between its checkpoints: the curve's first point before the end, else a
+    quarter (a run still resumes from a checkpoint; a share of 1.0 would read as "every step").
+
+    Example:
+        >>> checkpoint_share((0.25, 0.5, 1.0)), checkpoint_share((1.0,))
+        (0.25, 0.25)
+    """
+    return min((share for share in curve if share < 1), default=0.25)
+
+
 def sft(work: Path, size: Size, seed: int, device: str = "cpu") -> dict:
     """SFT from the base on `device`, checkpoints at the curve's shares; resumes from the newest checkpoint."""
     from aoi.train.sft import SftOptions, train_sft
 
     out = work / "sft"
     resume = _fresh_unless_checkpoint(out)
+    every = checkpoint_share(size.sft_curve)
     manifest = train_sft(SftOptions(data=work / "data", out=out, base=size.base, epochs=size.sft_epochs,
                                     learning_rate=size.sft_lr, max_length=size.sft_max_length, seed=seed,
-                                    save_steps=min(size.sft_curve), eval_every=min(size.sft_curve), resume=resume,
-                                    device=device))
-    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "device": device}
+                                    save_steps=every, eval_every=every, resume=resume, device=device))
+    return {"resumed": resume, "steps": manifest["metrics"]["steps"], "device": device,
+            "precision": manifest["precision"]}
 
 
 def grpo(work: Path, size: Size, seed: int, engine: str, device: str = "cpu") -> dict:

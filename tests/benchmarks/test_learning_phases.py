@@ -102,3 +102,5 @@ def test_a_size_without_grpo_steps_leaves_grpo_out_and_one_with_them_runs_it(mon
     assert with_grpo[4:] == ["teacher-grpo", "export-grpo", "grpo", "eval-base", "eval-sft", "eval-grpo@50",
                              "eval-grpo", "eval-expert"]
     assert learning_plan.choose_keys(quick, seed=0)["grpo"] == []
+    import learning_phases  # SFT's checkpoints and loss measurements: every quarter, not every step, for a curve of 1.0
+    assert [learning_phases.checkpoint_share(c) for c in [(1.0,), (0.25, 0.5, 1.0), (0.5, 1.0)]] == [0.25, 0.25, 0.5]
