@@ -92,7 +92,8 @@ def paired_lines(data: dict) -> list[str]:
         for name, found in sets.items():
             lines.append(f"- {variant_name(variant)} against {variant_name(other)} on {name}: {len(found['gained'])} "
                          f"gained, {len(found['lost'])} lost of {found['episodes']} episodes (sign test "
-                         f"{_p(found['sign_test_p'])})" + _episodes("lost", found["lost"]))
+                         f"{_p(found['sign_test_p'])})" + _episodes("gained", found["gained"])
+                         + _episodes("lost", found["lost"]))
     return lines
 
 

@@ -120,12 +120,12 @@ def test_grpos_state_choice_is_printed_when_the_run_made_one(results_docs):
 def test_the_episode_by_episode_comparison_is_printed_when_the_run_made_one(results_docs):
     data = json.loads(TINY.read_text())  # written before learning.py compared variants episode by episode
     assert "Episode by episode" not in "\n".join(results_docs.learning_section("learning", data))
-    data["paired"] = {"grpo vs sft": {"held-out targets": {"episodes": 40, "gained": [], "lost": ["noop-1 seed 1"],
-                                                           "sign_test_p": 1.0}},
+    data["paired"] = {"grpo vs sft": {"held-out targets": {"episodes": 40, "gained": ["a seed 0", "a seed 1"],
+                                                           "lost": ["noop-1 seed 1"], "sign_test_p": 1.0}},
                       "sft vs base": {"held-out targets": {"episodes": 40, "gained": [f"k{i}" for i in range(18)],
                                                            "lost": [], "sign_test_p": 7.63e-06}}}
     lines = results_docs.paired_lines(data)
-    assert lines == ["- SFT+GRPO against SFT on held-out targets: 0 gained, 1 lost of 40 episodes (sign test p 1.000); "
-                     "lost: noop-1 seed 1",
+    assert lines == ["- SFT+GRPO against SFT on held-out targets: 2 gained, 1 lost of 40 episodes (sign test p 1.000); "
+                     "gained: a seed 0, a seed 1; lost: noop-1 seed 1",
                      "- SFT against base on held-out targets: 18 gained, 0 lost of 40 episodes (sign test p < 0.001)"]
     assert "Episode by episode (the same key and seed):" in results_docs.headline(data)
