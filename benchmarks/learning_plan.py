@@ -51,7 +51,7 @@ SIZES = {
                  grpo_steps=1, grpo_lr=1e-4, grpo_curve=(1.0,), group=2, varied_states=False, max_new_tokens=24,
                  max_iterations=2, episode_steps=20, workers=2),
     "quick": Size(base="smollm2", teacher_keys=32, no_fault_attempts=2, grpo_keys=0, loss_keys=2, targets_per_type=2,
-                  family_keys=2, seeds=2, sft_epochs=1, sft_lr=2e-4, sft_max_length=2048, sft_curve=(1.0,),
+                  family_keys=2, seeds=2, sft_epochs=1, sft_lr=1e-3, sft_max_length=2048, sft_curve=(1.0,),
                   grpo_steps=0, grpo_lr=1e-4, grpo_curve=(), group=2, varied_states=False, max_new_tokens=256,
                   max_iterations=10, episode_steps=30, workers=2),
     "default": Size(base="smollm2", teacher_keys=60, no_fault_attempts=6, grpo_keys=20, loss_keys=6,
