@@ -212,12 +212,18 @@ def _jsonl(path: Path) -> list[dict]:
 
 def chart(learning: dict, path: Path) -> Path:
     """Write the curve as a PNG: held-out-target success by step (SFT, then GRPO), then GRPO's reward and its share
-    of groups whose rewards were all equal, by GRPO step (on their own axis: GRPO takes far fewer steps than SFT)."""
+    of groups whose rewards were all equal, by GRPO step (on their own axis: GRPO takes far fewer steps than SFT);
+    a run without GRPO (--quick) has the first panel only."""
     from aoi.evaluate.linecharts import Lines, png
 
-    success = Lines(title="Held-out-target success", x_label="training step (SFT, then GRPO)", x_min=0.0, series={
-        "SFT": [(float(x), y) for x, y in learning["sft_success"] if y is not None],
-        "SFT+GRPO": [(float(x), y) for x, y in learning["grpo_success"] if y is not None]})
+    grpo = [(float(x), y) for x, y in learning["grpo_success"] if y is not None]
+    trained = bool(grpo or learning["grpo_reward"])  # a run with GRPO
+    success = Lines(title="Held-out-target success", x_label="training step (SFT, then GRPO)" if trained else
+                    "SFT step", x_min=0.0, series={
+                        "SFT": [(float(x), y) for x, y in learning["sft_success"] if y is not None],
+                        **({"SFT+GRPO": grpo} if trained else {})})
+    if not trained:
+        return png([success], path)
     offset = learning.get("sft_steps", 0)
     reward = Lines(title="GRPO reward (mean of the group)", x_label="GRPO step", x_min=0.0,
                    series={"reward": [(float(x - offset), y) for x, y in learning["grpo_reward"]]})

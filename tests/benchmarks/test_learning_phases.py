@@ -104,3 +104,17 @@ def test_a_size_without_grpo_steps_leaves_grpo_out_and_one_with_them_runs_it(mon
     assert learning_plan.choose_keys(quick, seed=0)["grpo"] == []
     import learning_phases  # SFT's checkpoints and loss measurements: every quarter, not every step, for a curve of 1.0
     assert [learning_phases.checkpoint_share(c) for c in [(1.0,), (0.25, 0.5, 1.0), (0.5, 1.0)]] == [0.25, 0.25, 0.5]
+
+
+def test_the_chart_of_a_run_without_grpo_has_the_success_panel_only(tmp_path, monkeypatch):
+    import struct
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import learning_results
+
+    sft_only = {"sft_success": [(0, 0.125), (115, 0.5)], "grpo_success": [], "grpo_reward": [], "sft_steps": 115}
+    with_grpo = {**sft_only, "grpo_success": [(125, 0.5)], "grpo_reward": [(116, 2.0), (125, 3.0)],
+                 "grpo_frac_reward_zero_std": [(1, 0.5), (10, 0.25)]}
+    heights = [struct.unpack(">II", learning_results.chart(curve, tmp_path / f"{name}.png").read_bytes()[16:24])[1]
+               for name, curve in (("sft", sft_only), ("grpo", with_grpo))]
+    assert heights[0] * 2 < heights[1]  # one panel of three
