@@ -3,9 +3,9 @@ workers and roles (the server and the merge are faked here; real ones: tests/mod
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from aoi.config import load_config
 from aoi.evaluate import runner
