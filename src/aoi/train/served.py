@@ -178,9 +178,9 @@ def sampler_server(url: str | None, base: str, precision: str = "fp32", *, scori
     if url != AUTO:
         yield url
         return
+    from aoi.models.registry import DTYPES  # the precision's name in vLLM and torch
     from aoi.models.vllm_launch import SCORING_FLAGS
     from aoi.models.vllm_server import ManagedServer
 
-    dtype = {"fp32": "float32", "bf16": "bfloat16"}[precision]
-    with ManagedServer(base=base, dtype=dtype, extra=list(SCORING_FLAGS) if scoring else []) as managed:
+    with ManagedServer(base=base, dtype=DTYPES[precision], extra=list(SCORING_FLAGS) if scoring else []) as managed:
         yield managed.url
