@@ -41,7 +41,7 @@ settings show it.
 `cat /proc/sys/kernel/sched_autogroup_enabled`; a benchmark beside other sessions' jobs gets an equal share per
 session unless it is 0.)
 Results: benchmarks/results/learning.json (default), learning-quick.json (--quick), WORK/learning.json (--tiny);
-adapters stay in WORK (not committed): the same command rebuilds them, seeded.
+adapters stay in WORK (not committed): the results' `rebuild` names the command that trains them again, seeded.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from pathlib import Path
 
 import learning_phases as phases
 import learning_results as results
-from learning_plan import SIZES, choose_keys, engine, percent, planned_size, size_dict, with_settings
+from learning_plan import SIZES, choose_keys, engine, percent, planned_size, run_command, size_dict, with_settings
 
 from aoi.interrupts import interruptible
 
@@ -161,6 +161,7 @@ def report(work: Path, saved: dict, size, args) -> dict:
     _heldout(work, evaluations, table)
     png = results.chart(learning, work / "learning_curve.png") if learning["sft_success"] else None
     order = phases_in_order(size)
+    rebuild = run_command(saved["size_name"], saved["size"], work, saved["seed"], args.device)
     data = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "commit": _commit(),
             "machine": _machine(), "load_average": {"start": saved["load_average_at_start"],
                                                     "end": os.getloadavg()},
@@ -170,8 +171,9 @@ def report(work: Path, saved: dict, size, args) -> dict:
             "phases_missing": [n for n in phases_in_order(size) if n not in records],
             "table": table, "paired": results.comparisons(evaluations), "curve": learning,
             "training": _manifests(work), "chart": str(png) if png else None,
-            "work": str(work), "rebuild": "adapters are not kept in the repository: rerun `command` (same seed) on a "
-                                          "fresh --work; SFT and GRPO are seeded, so it trains the same adapters"}
+            "work": str(work),
+            "rebuild": f"adapters are not kept in the repository: `{rebuild}` on a fresh --work runs every phase "
+                       "again; SFT and GRPO are seeded, so it trains the same adapters"}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(data, indent=1, default=str) + "\n")
     return data

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 
 from aoi.tasks import TASK_TYPES, TaskType
 
@@ -86,6 +87,34 @@ def with_settings(size: Size, settings: list[str]) -> Size:
         except ValueError:
             raise ValueError(f"--set {item!r}: {key} takes {kinds[key]} (a tuple as 0.5,1.0; None as none)") from None
     return replace(size, **changed)
+
+
+def run_command(size_name: str, planned: dict, work: Path, seed: int, device: str = "cpu") -> str:
+    """Return the command that runs a planned run's every phase (the results' `rebuild`): its size, --work, seed,
+    device, and a `--set` for each setting its plan (plan.json's `size`) holds that the size does not.
+
+    Example:
+        >>> planned = size_dict(with_settings(SIZES["default"], ["group=8", "grpo_keys=40", "sft_curve=0.5,1"]))
+        >>> run_command("default", planned, Path("runs/v6g"), seed=0)
+        'python benchmarks/learning.py --work runs/v6g --set group=8 --set grpo_keys=40 --set sft_curve=0.5,1.0'
+        >>> run_command("quick", size_dict(SIZES["quick"]), Path("runs/q"), seed=3, device="cuda")
+        'python benchmarks/learning.py --quick --work runs/q --seed 3 --device cuda'
+    """
+    current = size_dict(SIZES[size_name])
+    settings = [f"--set {key}={_as_setting(value)}" for key, value in sorted(planned.items())
+                if key in current and value != current[key]]
+    return " ".join(["python benchmarks/learning.py", *([f"--{size_name}"] if size_name != "default" else []),
+                     f"--work {work}", *([f"--seed {seed}"] if seed else []), *settings,
+                     *([f"--device {device}"] if device != "cpu" else [])])
+
+
+def _as_setting(value) -> str:
+    """Return a setting's value as --set reads it back (a tuple as 0.5,1.0; None as none; a bool as true/false)."""
+    if isinstance(value, list | tuple):
+        return ",".join(str(float(part)) for part in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "none" if value is None else str(value)
 
 
 def _setting(text: str, kind: str):

@@ -118,3 +118,22 @@ def test_the_chart_of_a_run_without_grpo_has_the_success_panel_only(tmp_path, mo
     heights = [struct.unpack(">II", learning_results.chart(curve, tmp_path / f"{name}.png").read_bytes()[16:24])[1]
                for name, curve in (("sft", sft_only), ("grpo", with_grpo))]
     assert heights[0] * 2 < heights[1]  # one panel of three
+
+
+def test_the_rebuild_command_plans_the_same_run(monkeypatch):
+    """The results' `rebuild` command, read back as learning.py reads its --set options, plans the run that was
+    reported (settings of every kind: int, tuple, bool), and names no --phase or --results."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import learning_plan
+
+    settings = ["grpo_keys=40", "group=8", "sft_curve=0.5,1", "varied_states=false"]
+    planned = learning_plan.size_dict(learning_plan.with_settings(learning_plan.SIZES["default"], settings))
+    command = learning_plan.run_command("default", planned, Path("runs/v6g"), seed=2)
+    words = command.split()
+    assert "--phase" not in words and "--results" not in words
+    assert words[words.index("--work") + 1] == "runs/v6g" and words[words.index("--seed") + 1] == "2"
+    given = [words[i + 1] for i, word in enumerate(words) if word == "--set"]
+    rebuilt = learning_plan.with_settings(learning_plan.SIZES["default"], given)
+    assert learning_plan.size_dict(rebuilt) == planned
+    assert learning_plan.run_command("default", learning_plan.size_dict(learning_plan.SIZES["default"]),
+                                     Path("w"), seed=0) == "python benchmarks/learning.py --work w"
